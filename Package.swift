@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tonearm",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tonearmd", targets: ["tonearmd"]),
+        .executable(name: "tonearm", targets: ["tonearm"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TonearmCore", dependencies: [
+            "Playback",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        .target(name: "MPRIS", dependencies: [
+            "DBus", "TonearmCore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "tonearmd", dependencies: [
+            "MPRIS", "TonearmCore", "DBus",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "tonearm", dependencies: [
+            "DBus",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
+        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,98 @@
+#ifndef TONEARM_CGSTREAMER_SHIM_H
+#define TONEARM_CGSTREAMER_SHIM_H
+// GStreamer, pbutils and audio headers, plus static inline shims for what Swift cannot
+// import: GObject cast/type macros and variadic calls.
+#include <gst/gst.h>
+#include <gst/pbutils/pbutils.h>
+#include <gst/audio/audio.h>
+
+// MARK: - Casts and type checks (GObject macros)
+
+static inline GObject *tn_object(gpointer p) { return G_OBJECT(p); }
+static inline GstObject *tn_gst_object(gpointer p) { return GST_OBJECT(p); }
+static inline GstElement *tn_element(gpointer p) { return GST_ELEMENT(p); }
+static inline GstBin *tn_bin(gpointer p) { return GST_BIN(p); }
+static inline gboolean tn_is_element(gpointer p) { return p != NULL && GST_IS_ELEMENT(p); }
+static inline gboolean tn_is_bin(gpointer p) { return p != NULL && GST_IS_BIN(p); }
+
+/// True for elements that are sinks themselves (basesinks set GST_ELEMENT_FLAG_SINK).
+static inline gboolean tn_is_sink_element(gpointer p) {
+    return p != NULL && GST_IS_ELEMENT(p) && !GST_IS_BIN(p)
+        && GST_OBJECT_FLAG_IS_SET(p, GST_ELEMENT_FLAG_SINK);
+}
+
+// MARK: - Constants
+
+static inline GstClockTime tn_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
+static inline GstClockTime tn_second(void) { return GST_SECOND; }
+static inline GstClockTime tn_msecond(void) { return GST_MSECOND; }
+
+// MARK: - Variadic g_object_set / g_object_get
+
+static inline void tn_object_set_string(gpointer o, const gchar *name, const gchar *v) { g_object_set(o, name, v, NULL); }
+static inline void tn_object_set_double(gpointer o, const gchar *name, gdouble v) { g_object_set(o, name, v, NULL); }
+static inline void tn_object_set_boolean(gpointer o, const gchar *name, gboolean v) { g_object_set(o, name, v, NULL); }
+static inline void tn_object_set_object(gpointer o, const gchar *name, gpointer v) { g_object_set(o, name, v, NULL); }
+static inline gdouble tn_object_get_double(gpointer o, const gchar *name) {
+    gdouble v = 0; g_object_get(o, name, &v, NULL); return v;
+}
+/// Returns a newly allocated string (g_free it) or NULL.
+static inline gchar *tn_object_get_string(gpointer o, const gchar *name) {
+    gchar *v = NULL; g_object_get(o, name, &v, NULL); return v;
+}
+
+// MARK: - Signals (g_signal_connect is a macro)
+
+static inline gulong tn_signal_connect(gpointer instance, const gchar *signal, GCallback cb, gpointer data) {
+    return g_signal_connect_data(instance, signal, cb, data, NULL, (GConnectFlags)0);
+}
+
+// MARK: - Element / bin helpers
+
+/// The factory name of an element ("fakesink", "pulsesink"…), or NULL.
+static inline const gchar *tn_element_factory_name(GstElement *e) {
+    GstElementFactory *f = gst_element_get_factory(e);
+    return f ? gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(f)) : NULL;
+}
+
+/// The first child of a bin, with a new reference (gst_object_unref it), or NULL.
+static inline GstElement *tn_bin_first_child(GstBin *bin) {
+    GstElement *e = NULL;
+    GST_OBJECT_LOCK(bin);
+    if (bin->children != NULL) e = GST_ELEMENT(gst_object_ref(bin->children->data));
+    GST_OBJECT_UNLOCK(bin);
+    return e;
+}
+
+static inline gint tn_bin_child_count(GstBin *bin) {
+    GST_OBJECT_LOCK(bin);
+    gint n = bin->numchildren;
+    GST_OBJECT_UNLOCK(bin);
+    return n;
+}
+
+static inline GstState tn_state_target(GstElement *e) {
+    GST_OBJECT_LOCK(e);
+    GstState s = GST_STATE_TARGET(e);
+    GST_OBJECT_UNLOCK(e);
+    return s;
+}
+
+/// The element's current state without waiting.
+static inline GstState tn_state_current(GstElement *e) {
+    GstState cur = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING;
+    gst_element_get_state(e, &cur, &pending, 0);
+    return cur;
+}
+
+/// Caps of a static pad template if it is a sink template (new reference), else NULL.
+static inline GstCaps *tn_static_sink_template_caps(gconstpointer tmpl) {
+    const GstStaticPadTemplate *t = (const GstStaticPadTemplate *)tmpl;
+    if (t->direction != GST_PAD_SINK) return NULL;
+    return gst_static_caps_get((GstStaticCaps *)&t->static_caps);
+}
+
+/// The path of an object's name chain ("/pipeline/bin/element"); g_free it.
+static inline gchar *tn_object_path(gpointer o) { return gst_object_get_path_string(GST_OBJECT(o)); }
+
+#endif

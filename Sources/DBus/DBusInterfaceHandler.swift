@@ -1,0 +1,14 @@
+/// Implemented by whoever exports an interface. The DBus module validates every call against
+/// `interface` before calling: the method exists and the arguments have exactly its in-signature;
+/// the property exists, is readable (`get`) or writable (`set`), and a set value has its type.
+public protocol DBusInterfaceHandler: Sendable {
+    /// The interface as declared in introspection XML.
+    var interface: DBusInterfaceDescription { get }
+    /// Handles a method call; returns the out arguments (exactly the out-signature).
+    /// Throw a `DBusError` to send that named error; any other error becomes `Failed`.
+    func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue]
+    /// Returns a property's value (of its declared type; not wrapped in a variant).
+    func get(_ property: String) async throws -> DBusValue
+    /// Sets a property (the value already has the declared type, variant stripped).
+    func set(_ property: String, _ value: DBusValue) async throws
+}

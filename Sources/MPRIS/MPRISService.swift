@@ -1,0 +1,77 @@
+import DBus
+import Logging
+import Playback
+import TonearmCore
+
+/// Tonearm's face on the bus: exports the MPRIS and org.tonearm interfaces over the player
+/// and turns player events into signals and PropertiesChanged.
+public final class MPRISService: Sendable {
+    public static let busName = "org.mpris.MediaPlayer2.tonearm"
+    public static let objectPath = "/org/mpris/MediaPlayer2"
+    static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
+
+    let connection: DBusConnection
+    let player: Player
+    let logger: Logger
+
+    public init(connection: DBusConnection, player: Player, logger: Logger = Logger(label: "tonearm.mpris"),
+                quit: @escaping @Sendable () async -> Void) {
+        self.connection = connection
+        self.player = player
+        self.logger = logger
+        connection.export(path: Self.objectPath, handlers: [
+            MediaPlayer2Interface(quit: quit, mimeTypes: MediaSupport.supportedMimeTypes()),
+            PlayerInterface(player: player),
+            TrackListInterface(player: player),
+            TonearmPlayerInterface(player: player),
+        ])
+    }
+
+    /// Forwards player events to the bus until the player shuts down.
+    public func run() async {
+        var sent: [String: DBusValue] = [:]
+        var sentTracks: [TrackID]?
+        let path = Self.objectPath
+        for await event in player.events {
+            switch event {
+            case .changed(let snapshot):
+                let now = PlayerInterface.properties(snapshot)
+                let changed = now.filter { sent[$0.key] != $0.value }
+                sent = now
+                if !changed.isEmpty {
+                    connection.emitPropertiesChanged(path: path, interface: Self.playerInterface, changed: changed)
+                }
+                if sentTracks != snapshot.trackIDs {
+                    if sentTracks != nil {
+                        connection.emitPropertiesChanged(path: path, interface: Self.trackListInterface, changed: [:], invalidated: ["Tracks"])
+                    }
+                    sentTracks = snapshot.trackIDs
+                }
+            case .seeked(let position):
+                connection.emitSignal(path: path, interface: Self.playerInterface, member: "Seeked", arguments: [.int64(position)])
+            case .tick(let id, let position, let length):
+                connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "Tick",
+                                      arguments: [.objectPath(id.path), .int64(position), .int64(length)])
+            case .trackListReplaced(let ids, let current):
+                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackListReplaced",
+                                      arguments: [.objectPathArray(ids.map(\.path)), .objectPath((current ?? .noTrack).path)])
+            case .trackAdded(let track, let after):
+                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackAdded",
+                                      arguments: [MetadataEncoding.encode(track), .objectPath((after ?? .noTrack).path)])
+            case .trackRemoved(let id):
+                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackRemoved",
+                                      arguments: [.objectPath(id.path)])
+            case .trackMetadataChanged(let track):
+                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackMetadataChanged",
+                                      arguments: [.objectPath(track.id.path), MetadataEncoding.encode(track)])
+            case .trackFailed(let id, let uri, let error):
+                connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "TrackFailed",
+                                      arguments: [.objectPath(id.path), .string(uri), .string(error.name), .string(error.message)])
+            case .tickIntervalChanged(let interval):
+                connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                                 changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
+            }
+        }
+    }
+}

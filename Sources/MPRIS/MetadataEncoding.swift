@@ -1,0 +1,51 @@
+import DBus
+import TonearmCore
+
+/// MPRIS metadata maps (a{sv}) built from tracks.
+enum MetadataEncoding {
+    static func encode(_ track: Track?) -> DBusValue {
+        guard let track else { return .vardict(["mpris:trackid": .objectPath(TrackID.noTrack.path)]) }
+        let m = track.metadata
+        var d: [String: DBusValue] = [
+            "mpris:trackid": .objectPath(track.id.path),
+            "xesam:url": .string(m.url),
+        ]
+        if let length = m.length { d["mpris:length"] = .int64(length) }
+        if let art = m.artUrl { d["mpris:artUrl"] = .string(art) }
+        if let title = m.title { d["xesam:title"] = .string(title) }
+        if !m.artists.isEmpty { d["xesam:artist"] = .stringArray(m.artists) }
+        if let album = m.album { d["xesam:album"] = .string(album) }
+        if !m.albumArtists.isEmpty { d["xesam:albumArtist"] = .stringArray(m.albumArtists) }
+        if let n = m.trackNumber { d["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
+        if let n = m.discNumber { d["xesam:discNumber"] = .int32(Int32(clamping: n)) }
+        if !m.genres.isEmpty { d["xesam:genre"] = .stringArray(m.genres) }
+        return .vardict(d)
+    }
+}
+
+extension TonearmError {
+    /// The same error as a D-Bus error named `org.tonearm.Error.<Reason>`.
+    var dbus: DBusError { DBusError(name: name, message: message) }
+}
+
+/// Runs a player call, turning Tonearm errors into named D-Bus errors.
+func bridged<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as TonearmError {
+        throw error.dbus
+    }
+}
+
+/// Reads a declared interface from the embedded contract XML.
+func contract(_ name: String) -> DBusInterfaceDescription {
+    guard let xml = InterfaceXML.all[name], let interface = try? DBusInterfaceDescription.parse(xml: xml).first(where: { $0.name == name }) else {
+        preconditionFailure("dbus/\(name).xml is missing or invalid; run scripts/gen-interfaces")
+    }
+    return interface
+}
+
+extension Array where Element == DBusValue {
+    /// The argument at `index`; the DBus module already checked the signature.
+    subscript(checked index: Int) -> DBusValue { self[index] }
+}

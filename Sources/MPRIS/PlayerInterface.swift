@@ -1,0 +1,83 @@
+import DBus
+import TonearmCore
+
+/// org.mpris.MediaPlayer2.Player over the `Player` actor.
+struct PlayerInterface: DBusInterfaceHandler {
+    let interface = contract("org.mpris.MediaPlayer2.Player")
+    let player: Player
+
+    func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        try await bridged {
+            switch method {
+            case "Next": await player.next()
+            case "Previous": await player.previous()
+            case "Pause": await player.pause()
+            case "PlayPause": await player.playPause()
+            case "Stop": await player.stop()
+            case "Play": await player.play()
+            case "Seek": await player.seek(by: a[0].int64Value ?? 0)
+            case "SetPosition":
+                await player.setPosition(TrackID(path: a[0].stringValue ?? ""), a[1].int64Value ?? -1)
+            case "OpenUri":
+                let uri = a[0].stringValue ?? ""
+                guard let scheme = uri.split(separator: ":", maxSplits: 1).first, uri.contains(":"),
+                      MediaPlayer2Interface.uriSchemes.contains(scheme.lowercased()) else {
+                    throw TonearmError.unsupportedScheme(uri)
+                }
+                try await player.openURI(uri)
+            default: throw DBusError.unknownMethod(method)
+            }
+            return []
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        if property == "Position" { return .int64(await player.position()) }
+        guard let value = Self.properties(await player.snapshot)[property] else {
+            throw DBusError.unknownProperty(property)
+        }
+        return value
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        try await bridged {
+            switch property {
+            case "LoopStatus":
+                guard let loop = value.stringValue.flatMap(LoopStatus.init(rawValue:)) else {
+                    throw DBusError.invalidArgs("LoopStatus must be None, Track or Playlist")
+                }
+                await player.setLoop(loop)
+            case "Shuffle": await player.setShuffle(value.boolValue ?? false)
+            case "Volume":
+                do { try await player.setVolume(value.doubleValue ?? .nan) } catch let e as TonearmError {
+                    throw DBusError.invalidArgs(e.message)
+                }
+            case "Rate":
+                do { try await player.setRate(value.doubleValue ?? .nan) } catch let e as TonearmError {
+                    throw DBusError.invalidArgs(e.message)
+                }
+            default: throw DBusError.propertyReadOnly(property)
+            }
+        }
+    }
+
+    /// Every property but Position, as MPRIS types them.
+    static func properties(_ s: PlayerSnapshot) -> [String: DBusValue] {
+        [
+            "PlaybackStatus": .string(s.status.rawValue),
+            "LoopStatus": .string(s.loop.rawValue),
+            "Rate": .double(s.rate),
+            "Shuffle": .bool(s.shuffle),
+            "Metadata": MetadataEncoding.encode(s.current),
+            "Volume": .double(s.volume),
+            "MinimumRate": .double(Player.minimumRate),
+            "MaximumRate": .double(Player.maximumRate),
+            "CanGoNext": .bool(s.canGoNext),
+            "CanGoPrevious": .bool(s.canGoPrevious),
+            "CanPlay": .bool(s.canPlay),
+            "CanPause": .bool(s.canPause),
+            "CanSeek": .bool(s.canSeek),
+            "CanControl": .bool(true),
+        ]
+    }
+}

@@ -1,0 +1,49 @@
+import DBus
+import TonearmCore
+
+/// org.tonearm.Player1: Tick, its interval, and the queue editing TrackList lacks.
+struct TonearmPlayerInterface: DBusInterfaceHandler {
+    static let name = "org.tonearm.Player1"
+    let interface = contract(TonearmPlayerInterface.name)
+    let player: Player
+
+    func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        try await bridged {
+            let uris = (a.first?.arrayValue ?? []).compactMap(\.stringValue)
+            switch method {
+            case "Enqueue":
+                return [.objectPathArray(try await player.add(uris, at: .end).map(\.path))]
+            case "EnqueueNext":
+                return [.objectPathArray(try await player.add(uris, at: .afterCurrent).map(\.path))]
+            case "ReplaceQueue":
+                return [.objectPathArray(try await player.replaceQueue(uris, play: a[1].boolValue ?? false).map(\.path))]
+            case "MoveTrack":
+                try await player.move(TrackID(path: a[0].stringValue ?? ""), after: TrackID(path: a[1].stringValue ?? ""))
+                return []
+            case "Clear":
+                await player.clear()
+                return []
+            default:
+                throw DBusError.unknownMethod(method)
+            }
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        guard property == "TickInterval" else { throw DBusError.unknownProperty(property) }
+        return .int64(Self.microseconds(await player.currentInterval))
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        guard property == "TickInterval" else { throw DBusError.propertyReadOnly(property) }
+        do {
+            try await player.setTickInterval(.microseconds(value.int64Value ?? 0))
+        } catch let e as TonearmError {
+            throw DBusError.invalidArgs(e.message)
+        }
+    }
+
+    static func microseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
+    }
+}

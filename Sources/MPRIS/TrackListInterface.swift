@@ -1,0 +1,46 @@
+import DBus
+import TonearmCore
+
+/// org.mpris.MediaPlayer2.TrackList: the queue.
+struct TrackListInterface: DBusInterfaceHandler {
+    let interface = contract("org.mpris.MediaPlayer2.TrackList")
+    let player: Player
+
+    func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        try await bridged {
+            switch method {
+            case "GetTracksMetadata":
+                let ids = (a[0].arrayValue ?? []).compactMap(\.stringValue).map(TrackID.init(path:))
+                var out: [DBusValue] = []
+                for id in ids {
+                    // Unknown ids are left out, as the spec allows.
+                    if let track = await player.track(id) { out.append(MetadataEncoding.encode(track)) }
+                }
+                return [.array(element: "a{sv}", out)]
+            case "AddTrack":
+                let after = TrackID(path: a[1].stringValue ?? TrackID.noTrack.path)
+                try await player.addTrack(a[0].stringValue ?? "", after: after, setAsCurrent: a[2].boolValue ?? false)
+            case "RemoveTrack":
+                try await player.remove(TrackID(path: a[0].stringValue ?? ""))
+            case "GoTo":
+                let id = TrackID(path: a[0].stringValue ?? "")
+                guard await player.track(id) != nil else { throw TonearmError.noSuchTrack(id.path) }
+                await player.goTo(id)
+            default: throw DBusError.unknownMethod(method)
+            }
+            return []
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        switch property {
+        case "Tracks": return .objectPathArray(await player.snapshot.trackIDs.map(\.path))
+        case "CanEditTracks": return .bool(true)
+        default: throw DBusError.unknownProperty(property)
+        }
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        throw DBusError.propertyReadOnly(property)
+    }
+}

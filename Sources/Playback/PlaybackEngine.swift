@@ -1,0 +1,81 @@
+import CGStreamer
+import Logging
+
+/// The GStreamer side: one playbin, its bus thread, gapless hand-over.
+///
+/// All methods may be called from any thread. Events arrive in order on `events`, fed by the
+/// engine's bus thread. After `.finished` or `.failed` for the current item the engine waits:
+/// the caller `load`s what comes next or calls `stop`.
+public final class PlaybackEngine: Sendable {
+    public static let defaultSink = "autoaudiosink"
+    /// How long an item may take to reach PAUSED (preroll) before it is reported as failed.
+    public static let defaultPrerollTimeout: Duration = .seconds(10)
+
+    private let bridge: PipelineBridge
+
+    /// - Parameters:
+    ///   - sinkDescription: a gst-launch style description of the audio sink, built into a bin
+    ///     with ghost pads ("wavenc ! filesink location=/tmp/x.wav", "fakesink sync=true"…).
+    ///     The default `autoaudiosink` falls back to a clock-synchronised null sink when no
+    ///     audio device works (`usingNullSink`).
+    /// - Throws: `PlaybackError` when the description is invalid.
+    public init(sinkDescription: String = PlaybackEngine.defaultSink,
+                logger: Logger = Logger(label: "tonearm.playback"),
+                prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout) throws {
+        bridge = try PipelineBridge(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout)
+    }
+
+    deinit {
+        bridge.shutdown()
+    }
+
+    /// One stream for the engine's life; consume it from one task.
+    public var events: AsyncStream<PlaybackEvent> { bridge.events }
+
+    /// Called synchronously on a GStreamer streaming thread inside `about-to-finish` with the
+    /// item about to end; returns the item to hand over gaplessly, or nil. Must be fast.
+    public func setNextItemProvider(_ provider: @escaping @Sendable (_ finishing: PlaybackItem) -> PlaybackItem?) {
+        bridge.setProvider(provider)
+    }
+
+    /// Replaces whatever plays and goes to PLAYING, or to PAUSED at `position` (ns) when
+    /// `startPaused` (restoring a saved state). A non-zero position prerolls, seeks, then plays.
+    public func load(_ item: PlaybackItem, startPaused: Bool = false, at position: Int64 = 0) {
+        bridge.load(item, startPaused: startPaused, at: position)
+    }
+
+    /// Resumes; after stop, a failure or the end, starts the current item again from 0.
+    public func play() { bridge.play() }
+    public func pause() { bridge.pause() }
+    /// READY, position 0; reports `.stateChanged(.stopped)`.
+    public func stop() { bridge.stop() }
+
+    /// Flushing, accurate seek at the current rate; false if not seekable (or nothing loaded).
+    /// `.seekCompleted` follows when it has settled.
+    @discardableResult
+    public func seek(to nanoseconds: Int64) -> Bool { bridge.seek(to: nanoseconds) }
+
+    /// Playback rate (clamped to 0.25…4), applied by a seek at the current position; kept
+    /// for the next loads.
+    @discardableResult
+    public func setRate(_ rate: Double) -> Bool { bridge.setRate(rate) }
+    public var rate: Double { bridge.rate }
+
+    /// Linear volume (playbin "volume", 1 = unchanged, clamped to 0…10).
+    public var volume: Double { bridge.volume }
+    public func setVolume(_ v: Double) { bridge.setVolume(v) }
+
+    /// Position in ns (`gst_element_query_position`); nil when unknown.
+    public var position: Int64? { bridge.position }
+    /// Duration in ns; nil when unknown.
+    public var duration: Int64? { bridge.duration }
+    public var isSeekable: Bool { bridge.isSeekable }
+    /// The item last reported `.started` (or loaded).
+    public var currentItem: PlaybackItem? { bridge.currentItem }
+    /// The state last reported by `.stateChanged`.
+    public var state: PlaybackState { bridge.reportedState }
+    public var usingNullSink: Bool { bridge.usingNullSink }
+
+    /// NULL state, bus thread stopped, event stream finished. Idempotent.
+    public func shutdown() { bridge.shutdown() }
+}

@@ -1,0 +1,18 @@
+/// What the engine reports, in order, on `PlaybackEngine.events`.
+public enum PlaybackEvent: Sendable, Equatable {
+    /// STREAM_START: this item is now heard (first load or gapless hand-over).
+    case started(PlaybackItem)
+    /// The pipeline's own state, transient seek/preroll states filtered out.
+    case stateChanged(PlaybackState)
+    /// Duration in ns (nil when unknown, e.g. a live stream).
+    case durationChanged(PlaybackItem, Int64?)
+    /// The item's tags so far, merged (each event carries the full merged set).
+    case tags(PlaybackItem, StreamTags)
+    /// A flushing seek settled (ASYNC_DONE): item and new position in ns.
+    case seekCompleted(PlaybackItem, Int64)
+    /// The item played to its end and nothing was handed over gaplessly (EOS, or the stall
+    /// after a failed hand-over). The pipeline then rests at the end until `load` or `stop`.
+    case finished(PlaybackItem)
+    /// The item could not be played (bad file, missing file, no decoder, time-out…).
+    case failed(PlaybackItem, PlaybackError)
+}

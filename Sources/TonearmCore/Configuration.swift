@@ -1,0 +1,130 @@
+import Foundation
+import TOMLKit
+
+/// A value from config.toml, kept Sendable and independent of the TOML parser.
+public indirect enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
+    case string(String), int(Int), double(Double), bool(Bool)
+    case array([ConfigValue])
+    case table([String: ConfigValue])
+
+    public var description: String {
+        switch self {
+        case .string(let s): return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        case .array(let a): return "[" + a.map(\.description).joined(separator: ", ") + "]"
+        case .table(let t): return "{ " + t.keys.sorted().map { "\($0) = \(t[$0]!)" }.joined(separator: ", ") + " }"
+        }
+    }
+}
+
+/// The daemon's settings: every key has a default; config.toml and flags override it.
+public struct Configuration: Sendable, Equatable {
+    /// Where a setting's value came from, for `tonearm config`.
+    public enum Source: String, Sendable { case defaultValue = "default", file, commandLine = "command line" }
+
+    /// A GStreamer pipeline description for the audio output.
+    public var audioSink = "autoaudiosink"
+    /// How often `Tick` is emitted while playing.
+    public var tickInterval: Duration = .seconds(1)
+    /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
+    public var pluginSections: [String: [String: ConfigValue]] = [:]
+    /// Where each top-level key came from.
+    public var sources: [String: Source] = ["audio-sink": .defaultValue, "tick-interval": .defaultValue]
+
+    public init() {}
+
+    /// Reads a config file; a missing file means all defaults.
+    public static func load(from url: URL) throws -> Configuration {
+        guard FileManager.default.fileExists(atPath: url.path) else { return Configuration() }
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else {
+            throw TonearmError("InvalidConfig", "cannot read \(url.path) as UTF-8 text")
+        }
+        return try parse(text, origin: url.path)
+    }
+
+    /// Parses TOML text; errors name the place and the fix.
+    public static func parse(_ text: String, origin: String = "config.toml") throws -> Configuration {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw TonearmError("InvalidConfig", "\(origin): \(error.description) at line \(error.source.begin.line), column \(error.source.begin.column)")
+        }
+        var config = Configuration()
+        let values = convert(table)
+        for (key, value) in values {
+            switch (key, value) {
+            case ("audio-sink", .string(let sink)):
+                guard !sink.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw TonearmError("InvalidConfig", "\(origin): audio-sink must not be empty")
+                }
+                config.audioSink = sink
+            case ("audio-sink", _):
+                throw TonearmError("InvalidConfig", "\(origin): audio-sink must be a string such as \"autoaudiosink\"")
+            case ("tick-interval", .double(let seconds)):
+                config.tickInterval = try tickInterval(seconds: seconds, origin: origin)
+            case ("tick-interval", .int(let seconds)):
+                config.tickInterval = try tickInterval(seconds: Double(seconds), origin: origin)
+            case ("tick-interval", _):
+                throw TonearmError("InvalidConfig", "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
+            case ("plugins", .table(let plugins)):
+                for (name, section) in plugins {
+                    guard case .table(let s) = section else {
+                        throw TonearmError("InvalidConfig", "\(origin): [plugins.\(name)] must be a table")
+                    }
+                    config.pluginSections[name] = s
+                }
+            default:
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [plugins.NAME])")
+            }
+            config.sources[key] = .file
+        }
+        return config
+    }
+
+    /// The allowed range of the tick interval.
+    public static let tickIntervalRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(60)
+
+    static func tickInterval(seconds: Double, origin: String) throws -> Duration {
+        let interval = Duration.milliseconds(Int64((seconds * 1000).rounded()))
+        guard seconds.isFinite, tickIntervalRange.contains(interval) else {
+            throw TonearmError("InvalidConfig", "\(origin): tick-interval must be between 0.01 and 60 seconds, not \(seconds)")
+        }
+        return interval
+    }
+
+    /// The effective settings as TOML lines, each with where it came from.
+    public func describe() -> String {
+        var lines = [
+            "audio-sink = \(ConfigValue.string(audioSink))  # \(sources["audio-sink"]?.rawValue ?? "default")",
+            "tick-interval = \(Double(tickInterval.components.seconds) + Double(tickInterval.components.attoseconds) / 1e18)  # \(sources["tick-interval"]?.rawValue ?? "default")",
+        ]
+        for name in pluginSections.keys.sorted() {
+            lines.append("\n[plugins.\(name)]")
+            for (key, value) in pluginSections[name]!.sorted(by: { $0.key < $1.key }) {
+                lines.append("\(key) = \(value)  # file")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func convert(_ table: TOMLTable) -> [String: ConfigValue] {
+        var out: [String: ConfigValue] = [:]
+        for key in table.keys {
+            if let value = table[key].flatMap(convert) { out[key] = value }
+        }
+        return out
+    }
+
+    private static func convert(_ value: TOMLValueConvertible) -> ConfigValue? {
+        if let t = value.table { return .table(convert(t)) }
+        if let a = value.array { return .array(a.compactMap { convert($0) }) }
+        if let b = value.bool { return .bool(b) }
+        if let i = value.int { return .int(i) }
+        if let d = value.double { return .double(d) }
+        if let s = value.string { return .string(s) }
+        return nil
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Playback
+
+/// The plain source: local files by path or file:// URI.
+public struct FileSource: SourcePlugin {
+    public let name = "file"
+    let artCache: ArtCache
+
+    public init(artCache: ArtCache) { self.artCache = artCache }
+
+    public func canResolve(_ uri: URL) -> Bool { uri.isFileURL }
+
+    public func resolve(_ uri: URL) async throws -> TrackMetadata {
+        let path = uri.path
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
+        guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
+        let name = uri.deletingPathExtension().lastPathComponent
+        return TrackMetadata(url: uri.absoluteString, title: name)
+    }
+
+    public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
+        let uri = metadata.url
+        let probed: (duration: Int64?, tags: StreamTags)? = await withCheckedContinuation { continuation in
+            FileSource.probeQueue.async {
+                continuation.resume(returning: try? MediaProbe.probe(uri: uri))
+            }
+        }
+        guard let probed else { return metadata }
+        var out = metadata.merging(probed.tags, artCache: artCache)
+        if let ns = probed.duration, ns > 0 { out.length = ns / 1000 }
+        return out
+    }
+
+    /// Discoverer runs block; one serial queue keeps them off the cooperative pool.
+    static let probeQueue = DispatchQueue(label: "tonearm.probe")
+}
+
+extension TrackMetadata {
+    /// Fills fields from stream tags, keeping what the tags do not say.
+    public func merging(_ tags: StreamTags, artCache: ArtCache) -> TrackMetadata {
+        var out = self
+        if let t = tags.title, !t.isEmpty { out.title = t }
+        if !tags.artists.isEmpty { out.artists = tags.artists }
+        if let a = tags.album, !a.isEmpty { out.album = a }
+        if !tags.albumArtists.isEmpty { out.albumArtists = tags.albumArtists }
+        if let n = tags.trackNumber { out.trackNumber = n }
+        if let n = tags.discNumber { out.discNumber = n }
+        if !tags.genres.isEmpty { out.genres = tags.genres }
+        if let image = tags.image, !image.isEmpty, let art = try? artCache.store(image) {
+            out.artUrl = art.absoluteString
+        }
+        return out
+    }
+}

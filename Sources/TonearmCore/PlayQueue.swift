@@ -1,0 +1,158 @@
+/// The queue as a value: tracks in list order, the current one, and the play order
+/// (the list order, or a shuffled permutation that plays every track once before any repeats).
+public struct PlayQueue: Sendable, Codable, Equatable {
+    public private(set) var tracks: [Track] = []
+    public private(set) var currentID: TrackID?
+    public var loop: LoopStatus = .none
+    public private(set) var shuffle = false
+    /// Play order while shuffled; empty otherwise.
+    private var shuffledOrder: [TrackID] = []
+    private var nextSerial: UInt64 = 1
+
+    public init() {}
+
+    // MARK: Reading
+
+    public var isEmpty: Bool { tracks.isEmpty }
+    public var ids: [TrackID] { tracks.map(\.id) }
+    public var current: Track? { currentID.flatMap(track) }
+
+    public func track(_ id: TrackID) -> Track? { tracks.first { $0.id == id } }
+    public func contains(_ id: TrackID) -> Bool { tracks.contains { $0.id == id } }
+
+    /// The order tracks play in.
+    public var playOrder: [TrackID] { shuffle ? shuffledOrder : ids }
+
+    /// The track after `id` in play order. `automatic` means the track ended by itself,
+    /// so LoopStatus.track repeats it; a user's Next moves on regardless.
+    public func next(after id: TrackID?, automatic: Bool) -> TrackID? {
+        let order = playOrder
+        guard let id, let index = order.firstIndex(of: id) else { return order.first }
+        if automatic && loop == .track { return id }
+        if index + 1 < order.count { return order[index + 1] }
+        return loop == .playlist ? order.first : nil
+    }
+
+    /// The track before `id` in play order (wrapping only with LoopStatus.playlist).
+    public func previous(before id: TrackID?) -> TrackID? {
+        let order = playOrder
+        guard let id, let index = order.firstIndex(of: id) else { return nil }
+        if index > 0 { return order[index - 1] }
+        return loop == .playlist ? order.last : nil
+    }
+
+    // MARK: Editing
+
+    /// Makes a new entry with a fresh id (ids are never reused, so clients never confuse two entries).
+    public mutating func makeTrack(_ metadata: TrackMetadata) -> Track {
+        defer { nextSerial += 1 }
+        return Track(id: TrackID(serial: nextSerial), metadata: metadata)
+    }
+
+    /// Where new tracks go.
+    public enum Position: Sendable, Equatable {
+        case end, front, afterCurrent
+        case after(TrackID)
+    }
+
+    /// Inserts tracks; returns false when `after` names no entry.
+    @discardableResult
+    public mutating func insert<R: RandomNumberGenerator>(_ new: [Track], at position: Position, using rng: inout R) -> Bool {
+        let listIndex: Int
+        switch position {
+        case .end: listIndex = tracks.count
+        case .front: listIndex = 0
+        case .afterCurrent:
+            listIndex = currentID.flatMap { id in tracks.firstIndex { $0.id == id } }.map { $0 + 1 } ?? tracks.count
+        case .after(let id):
+            guard let i = tracks.firstIndex(where: { $0.id == id }) else { return false }
+            listIndex = i + 1
+        }
+        tracks.insert(contentsOf: new, at: listIndex)
+        if shuffle {
+            let currentOrderIndex = currentID.flatMap { shuffledOrder.firstIndex(of: $0) }
+            let ids = new.map(\.id)
+            if position == .afterCurrent || position == .front, let c = currentOrderIndex {
+                shuffledOrder.insert(contentsOf: ids, at: c + 1)
+            } else {
+                // Not yet played in this round: somewhere after the current track.
+                let lower = (currentOrderIndex ?? -1) + 1
+                for id in ids {
+                    shuffledOrder.insert(id, at: Int.random(in: lower...shuffledOrder.count, using: &rng))
+                }
+            }
+        }
+        return true
+    }
+
+    public mutating func insert(_ new: [Track], at position: Position) -> Bool {
+        var rng = SystemRandomNumberGenerator()
+        return insert(new, at: position, using: &rng)
+    }
+
+    /// Removes an entry. When it was current, the current entry becomes the one that followed it (or none).
+    @discardableResult
+    public mutating func remove(_ id: TrackID) -> Bool {
+        guard let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
+        if currentID == id {
+            currentID = next(after: id, automatic: false) == id ? nil : next(after: id, automatic: false)
+        }
+        tracks.remove(at: index)
+        shuffledOrder.removeAll { $0 == id }
+        if tracks.isEmpty { currentID = nil }
+        return true
+    }
+
+    /// Moves an entry after another one (nil: to the front).
+    @discardableResult
+    public mutating func move(_ id: TrackID, after other: TrackID?) -> Bool {
+        guard id != other, let from = tracks.firstIndex(where: { $0.id == id }) else { return false }
+        if let other, !contains(other) { return false }
+        let entry = tracks.remove(at: from)
+        let to = other.flatMap { o in tracks.firstIndex { $0.id == o } }.map { $0 + 1 } ?? 0
+        tracks.insert(entry, at: to)
+        return true
+    }
+
+    public mutating func clear() {
+        tracks = []
+        shuffledOrder = []
+        currentID = nil
+    }
+
+    public mutating func setCurrent(_ id: TrackID?) {
+        guard let id, contains(id) else {
+            currentID = nil
+            return
+        }
+        if shuffle, let old = currentID, shuffledOrder.last == old, shuffledOrder.first == id, shuffledOrder.count > 2 {
+            // A new round: reshuffle everything after the track that starts it.
+            var rest = Array(shuffledOrder.dropFirst())
+            rest.shuffle()
+            shuffledOrder = [id] + rest
+        }
+        currentID = id
+    }
+
+    public mutating func updateMetadata(_ id: TrackID, _ metadata: TrackMetadata) {
+        guard let index = tracks.firstIndex(where: { $0.id == id }) else { return }
+        tracks[index].metadata = metadata
+    }
+
+    public mutating func setShuffle<R: RandomNumberGenerator>(_ on: Bool, using rng: inout R) {
+        guard on != shuffle else { return }
+        shuffle = on
+        if on {
+            var rest = tracks.map(\.id).filter { $0 != currentID }
+            rest.shuffle(using: &rng)
+            shuffledOrder = (currentID.map { [$0] } ?? []) + rest
+        } else {
+            shuffledOrder = []
+        }
+    }
+
+    public mutating func setShuffle(_ on: Bool) {
+        var rng = SystemRandomNumberGenerator()
+        setShuffle(on, using: &rng)
+    }
+}

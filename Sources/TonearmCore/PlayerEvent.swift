@@ -1,0 +1,35 @@
+/// Everything the player's bus face needs to know to keep clients current.
+public enum PlayerEvent: Sendable, Equatable {
+    /// Some property may have changed; the snapshot holds all of them.
+    case changed(PlayerSnapshot)
+    /// The position jumped (seek, SetPosition, a track restarting under LoopStatus.track); microseconds.
+    case seeked(Int64)
+    /// Periodic time event: track, position and length in microseconds.
+    case tick(TrackID, position: Int64, length: Int64)
+    case trackListReplaced([TrackID], current: TrackID?)
+    case trackAdded(Track, after: TrackID?)
+    case trackRemoved(TrackID)
+    case trackMetadataChanged(Track)
+    /// A track could not be played and was skipped.
+    case trackFailed(TrackID, uri: String, error: TonearmError)
+    /// The tick interval changed.
+    case tickIntervalChanged(Duration)
+}
+
+/// The player's state as MPRIS properties see it.
+public struct PlayerSnapshot: Sendable, Equatable {
+    public var status: PlaybackStatus = .stopped
+    public var loop: LoopStatus = .none
+    public var shuffle = false
+    public var volume = 1.0
+    public var rate = 1.0
+    public var current: Track?
+    public var canGoNext = false
+    public var canGoPrevious = false
+    public var canPlay = false
+    public var canPause = false
+    public var canSeek = false
+    public var trackIDs: [TrackID] = []
+
+    public init() {}
+}

@@ -1,0 +1,140 @@
+import Glibc
+
+/// Turns `play` arguments (paths or URIs) into the URIs the daemon takes.
+enum MediaLocation {
+    /// The URI for one command-line argument: an existing local path becomes an
+    /// absolute, percent-encoded `file://` URI; anything else that looks like a URI
+    /// (`scheme:…`) is passed on as it is; any other argument is a bad argument.
+    static func uri(for argument: String, workingDirectory: String) throws -> String {
+        if argument.isEmpty {
+            throw CLIFailure.badArgument("an empty argument is neither a file nor a URI")
+        }
+        let path = absolutePath(argument, relativeTo: workingDirectory)
+        if exists(path) {
+            guard access(path, R_OK) == 0 else {
+                throw CLIFailure.badArgument("cannot read \(argument): \(String(cString: strerror(errno)))")
+            }
+            return fileURI(forAbsolutePath: path)
+        }
+        if looksLikeURI(argument) {
+            return argument
+        }
+        throw CLIFailure.badArgument("no such file: \(argument)")
+    }
+
+    /// The URIs for all `arguments`; every bad one is reported, then the first is thrown.
+    static func uris(for arguments: [String]) throws -> [String] {
+        let cwd = workingDirectory()
+        var uris: [String] = []
+        var failures: [CLIFailure] = []
+        for argument in arguments {
+            do {
+                uris.append(try uri(for: argument, workingDirectory: cwd))
+            } catch let failure as CLIFailure {
+                failures.append(failure)
+            }
+        }
+        if let last = failures.last {
+            for failure in failures.dropLast() {
+                Output.error("error: \(failure.message)")
+            }
+            throw last
+        }
+        return uris
+    }
+
+    /// `scheme:rest`, with a scheme of two or more characters (RFC 3986 letters).
+    static func looksLikeURI(_ string: String) -> Bool {
+        guard let colon = string.firstIndex(of: ":") else { return false }
+        let scheme = string[..<colon]
+        guard scheme.count >= 2, let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
+    }
+
+    /// `path` made absolute against `base`, with `.`, `..` and repeated slashes
+    /// removed lexically (symbolic links are left as they are).
+    static func absolutePath(_ path: String, relativeTo base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        var components: [Substring] = []
+        for component in joined.split(separator: "/", omittingEmptySubsequences: true) {
+            switch component {
+            case ".": continue
+            case "..": if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
+    /// `file://` + the path, percent-encoded byte by byte (UTF-8), keeping what
+    /// RFC 3986 allows unencoded in a path (as GLib's g_filename_to_uri does).
+    static func fileURI(forAbsolutePath path: String) -> String {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = Array("file://".utf8)
+        for byte in path.utf8 {
+            if allowed.contains(byte) {
+                encoded.append(byte)
+            } else {
+                encoded.append(UInt8(ascii: "%"))
+                encoded.append(hex[Int(byte >> 4)])
+                encoded.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes (invalid UTF-8 is repaired).
+    static func percentDecoded(_ string: String) -> String {
+        var bytes: [UInt8] = []
+        var input = Array(string.utf8)[...]
+        while let byte = input.popFirst() {
+            if byte == UInt8(ascii: "%"), input.count >= 2,
+               let high = hexValue(input[input.startIndex]), let low = hexValue(input[input.startIndex + 1])
+            {
+                bytes.append(high << 4 | low)
+                input = input.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// The working directory as the shell names it ($PWD when it is the same
+    /// directory as getcwd's, so symlinked folders keep their names).
+    static func workingDirectory() -> String {
+        var physical = "/"
+        if let cwd = getcwd(nil, 0) {
+            physical = String(cString: cwd)
+            free(cwd)
+        }
+        if let pwd = getenv("PWD").map({ String(cString: $0) }), pwd.hasPrefix("/"),
+           sameFile(pwd, physical)
+        {
+            return pwd
+        }
+        return physical
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import DBus
+import Foundation
+import Logging
+import MPRIS
+import Playback
+import TonearmCore
+
+/// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
+@main
+struct Tonearmd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tonearmd",
+        abstract: "The Tonearm music player daemon (MPRIS 2.2 on the session bus).",
+        discussion: """
+        With FILEs, starts with them queued (replacing the saved queue) and playing. Without, \
+        restores the saved queue paused at the saved position, or sits idle and Stopped. \
+        When there is no session bus, starts a private one and prints its DBUS_SESSION_BUS_ADDRESS.
+        """
+    )
+
+    @Argument(help: "Files or URIs to play.")
+    var files: [String] = []
+
+    @Option(name: .customLong("audio-sink"), help: "GStreamer pipeline description for the audio output (default: autoaudiosink).")
+    var audioSink: String?
+
+    @Option(help: "Config file (default: $XDG_CONFIG_HOME/tonearm/config.toml).")
+    var config: String?
+
+    @Option(name: .customLong("tick-interval"), help: "Seconds between Tick signals while playing (default 1).")
+    var tickInterval: Double?
+
+    @Flag(name: .shortAndLong, help: "Log GStreamer and D-Bus detail.")
+    var verbose = false
+
+    func run() async throws {
+        let level: Logger.Level = verbose ? .debug : .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "tonearmd")
+        let dirs = XDGDirectories()
+
+        var settings: Configuration
+        do {
+            settings = try Configuration.load(from: config.map { URL(fileURLWithPath: $0) } ?? dirs.configFile)
+            if let audioSink {
+                settings.audioSink = audioSink
+                settings.sources["audio-sink"] = .commandLine
+            }
+            if let tickInterval {
+                settings.tickInterval = try Configuration.tickInterval(seconds: tickInterval, origin: "--tick-interval")
+                settings.sources["tick-interval"] = .commandLine
+            }
+        } catch let error as TonearmError {
+            throw Failure(message: error.message, code: 2)
+        }
+
+        let bus = try SessionBus.connect(logger: logger)
+        if (try? await bus.connection.nameHasOwner(MPRISService.busName)) == true {
+            throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
+        }
+
+        let engine: PlaybackEngine
+        do {
+            engine = try PlaybackEngine(sinkDescription: settings.audioSink, logger: Logger(label: "tonearm.playback"))
+        } catch {
+            throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
+        }
+        let artCache = ArtCache(folder: dirs.artCache)
+        let store = StateStore(url: dirs.stateFile)
+        let player = Player(engine: engine, plugins: [FileSource(artCache: artCache)], stateStore: store,
+                            artCache: artCache, tickInterval: settings.tickInterval)
+        await player.start()
+
+        let shutdown = Shutdown(player: player)
+        let service = MPRISService(connection: bus.connection, player: player) { await shutdown.run() }
+        shutdown.installSignalHandlers()
+
+        var saved: PersistedState?
+        do { saved = try store.load() } catch { logger.warning("\(error)") }
+        if files.isEmpty {
+            if let saved { await player.restore(saved) }
+        } else {
+            if var saved {
+                saved.queue.clear() // keep loop, shuffle, volume; the files replace the queue
+                await player.restore(saved)
+            }
+            let uris = files.map(Self.uri(for:))
+            let (ids, errors) = await player.addSkippingBad(uris, at: .end, replacing: true)
+            for error in errors { logger.error("\(error.message)") }
+            if let first = ids.first { await player.goTo(first) }
+        }
+
+        switch try bus.connection.requestName(MPRISService.busName) {
+        case .primaryOwner, .alreadyOwner:
+            logger.info("ready on the session bus as \(MPRISService.busName)")
+        case .exists, .inQueue:
+            await player.shutdown()
+            throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
+        }
+
+        await service.run()
+        bus.connection.close()
+        bus.privateBus?.stop()
+        logger.info("state saved; bye")
+    }
+
+    /// A command-line argument as a URI: URIs stay, paths become absolute file:// URIs.
+    static func uri(for argument: String) -> String {
+        if argument.range(of: "^[A-Za-z][A-Za-z0-9+.-]*://", options: .regularExpression) != nil { return argument }
+        let cwd = FileManager.default.currentDirectoryPath
+        let path = argument.hasPrefix("/") ? argument : cwd + "/" + argument
+        return URL(fileURLWithPath: path).standardizedFileURL.absoluteString
+    }
+}
+
+/// An exit with a message and a code.
+struct Failure: Error, CustomStringConvertible {
+    let message: String
+    let code: Int32
+    var description: String { message }
+}
+
+extension Failure: LocalizedError {
+    var errorDescription: String? { message }
+}

@@ -1,0 +1,98 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+
+/// What the daemon renders, read back sample by sample.
+@Suite(.timeLimit(.minutes(3))) struct AudioTests {
+    /// Largest sample-to-sample step of a 0.5-amplitude 440 Hz sine at 44.1 kHz is about 1027.
+    static let sineSlope = 1100
+
+    @Test func gaplessJoinHasNoGapAndNoJump() async throws {
+        let d = try Daemon()
+        let whole = WAV.sine(seconds: 2.4)
+        let cut = Int(1.3 * 44100) // a sample boundary inside the sine
+        let a = d.media.file("first.wav"), b = d.media.file("second.wav")
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[..<(cut * 2)])).write(to: a)
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cut * 2)...])).write(to: b)
+        let out = d.media.file("rendered.wav")
+        let changes = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([a.path, b.path], sink: "wavenc ! filesink location=\(out.path)")
+        try await d.waitFor("both played, then Stopped", timeout: .seconds(30)) {
+            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
+        }
+        _ = d.terminate()
+
+        let rendered = try WAV.read(out).mono
+        let audible = try #require(AudioCheck.trimmedRange(rendered))
+        let body = Array(rendered[audible])
+        #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
+        #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")
+        #expect(AudioCheck.largestJump(body) <= Self.sineSlope, "a jump means a discontinuity at the join")
+        // Both tracks were announced as current, in order.
+        let titles = changes.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:title"]?.stringValue }
+        #expect(titles.firstIndex(of: "first").map { i in titles[i...].contains("second") } == true, "\(titles)")
+    }
+
+    @Test func aCorruptFileBetweenGoodOnesIsReportedAndSkipped() async throws {
+        let d = try Daemon()
+        let a = try d.sine("good1.wav", seconds: 1.0)
+        let bad = try d.garbage("broken.wav")
+        let b = try d.sine("good2.wav", seconds: 1.0, frequency: 660)
+        let out = d.media.file("rendered.wav")
+        let failures = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start([a, bad, b], sink: "wavenc ! filesink location=\(out.path)")
+        try await d.waitFor("the failure is signalled", timeout: .seconds(30)) { failures.named("TrackFailed").count == 1 }
+        try await d.waitFor("the good ones played, then Stopped", timeout: .seconds(30)) {
+            try await d.status() == "Stopped"
+        }
+        let failure = failures.named("TrackFailed")[0].arguments
+        #expect(failure[1].stringValue == Daemon.uri(bad))
+        #expect(failure[2].stringValue?.hasPrefix("org.tonearm.Error.") == true)
+        #expect(!(failure[3].stringValue ?? "").isEmpty)
+        #expect(d.log.contains("broken.wav"), "the failure is logged")
+        _ = d.terminate()
+
+        let rendered = try WAV.read(out).mono
+        let audible = try #require(AudioCheck.trimmedRange(rendered))
+        // Both good seconds were heard (each about 44100 frames), whether or not a pause sits between them.
+        let loud = rendered[audible].filter { abs(Int($0)) > 64 }.count
+        #expect(loud > Int(Double(2 * 44100) * 0.9), "only \(loud) audible frames")
+    }
+
+    @Test func ticksArriveAtTheIntervalAndStopWhilePaused() async throws {
+        let d = try Daemon()
+        let a = try d.sine("long.wav", seconds: 20)
+        try await d.start([a], tickInterval: 0.2)
+        #expect(try await d.get(Daemon.tonearm, "TickInterval") == .int64(200_000))
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let ticks = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "Tick"))
+        try await Task.sleep(for: .seconds(2))
+        let playing = ticks.timed
+        #expect((7...13).contains(playing.count), "\(playing.count) ticks in 2 s at 0.2 s")
+        let gaps = zip(playing, playing.dropFirst()).map { $1.0.timeIntervalSince($0.0) }
+        let sorted = gaps.sorted()
+        if !sorted.isEmpty { #expect(abs(sorted[sorted.count / 2] - 0.2) < 0.06, "median tick gap \(sorted[sorted.count / 2])") }
+        let id = try await d.trackID()
+        #expect(playing.allSatisfy { $0.1.arguments.first == .objectPath(id) })
+        let positions = playing.compactMap { $0.1.arguments[1].int64Value }
+        #expect(positions == positions.sorted(), "positions only grow")
+        #expect(playing.last?.1.arguments[2] == .int64(20_000_000))
+
+        _ = try await d.call(Daemon.player, "Pause")
+        try await Task.sleep(for: .milliseconds(300))
+        ticks.clear()
+        try await Task.sleep(for: .seconds(1))
+        #expect(ticks.signals.isEmpty, "no ticks while paused")
+
+        // One tick after a seek, even while paused.
+        _ = try await d.call(Daemon.player, "Seek", [.int64(5_000_000)])
+        try await d.waitFor("tick after seek") { ticks.signals.count == 1 }
+
+        try await d.set(Daemon.tonearm, "TickInterval", .int64(500_000))
+        _ = try await d.call(Daemon.player, "Play")
+        ticks.clear()
+        try await Task.sleep(for: .seconds(2.1))
+        #expect((3...6).contains(ticks.signals.count), "\(ticks.signals.count) ticks in 2 s at 0.5 s")
+    }
+}

@@ -1,0 +1,193 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+
+/// The real `tonearmd` on a private dbus-daemon, with its own XDG folders, for one test.
+final class Daemon: @unchecked Sendable {
+    static let busName = "org.mpris.MediaPlayer2.tonearm"
+    static let path = "/org/mpris/MediaPlayer2"
+    static let player = "org.mpris.MediaPlayer2.Player"
+    static let trackList = "org.mpris.MediaPlayer2.TrackList"
+    static let tonearm = "org.tonearm.Player1"
+
+    let bus: PrivateBus
+    let home = TemporaryDirectory("tonearm-home")
+    let media = TemporaryDirectory("tonearm-media")
+    let client: DBusConnection
+    private(set) var process: Process?
+    let logFile: URL
+
+    init() throws {
+        bus = try PrivateBus.start()
+        client = try DBusConnection.connect(address: bus.address)
+        logFile = home.file("tonearmd.log")
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        client.close()
+        bus.stop()
+    }
+
+    /// Where the built executables are: beside the test bundle.
+    static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["TONEARM_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("tonearmd").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        env["HOME"] = home.url.path
+        env["XDG_CONFIG_HOME"] = home.file("config").path
+        env["XDG_DATA_HOME"] = home.file("data").path
+        env["XDG_STATE_HOME"] = home.file("state").path
+        env["XDG_CACHE_HOME"] = home.file("cache").path
+        return env
+    }
+
+    /// Starts tonearmd and waits until it owns its bus name.
+    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
+        let p = Process()
+        p.executableURL = Self.binDirectory.appendingPathComponent("tonearmd")
+        var args = ["--audio-sink", sink]
+        if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
+        p.arguments = args + arguments
+        p.environment = environment
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        log.seekToEndOfFile()
+        p.standardOutput = log
+        p.standardError = log
+        try p.run()
+        process = p
+        let up = try await eventually(timeout: .seconds(20)) {
+            !p.isRunning ? true : (try await client.nameHasOwner(Self.busName))
+        }
+        guard up, p.isRunning else {
+            throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
+        }
+    }
+
+    /// kill -9: no chance to save anything.
+    func kill9() {
+        guard let p = process else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    func terminate() -> Int32 {
+        guard let p = process else { return -1 }
+        p.terminate()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    // MARK: Clients
+
+    /// Runs a command-line client against this bus; returns stdout (trimmed) and the exit status.
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> (out: String, status: Int32) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
+        p.arguments = tool.hasPrefix("/") ? arguments : [tool] + arguments
+        p.environment = environment
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), p.terminationStatus)
+    }
+
+    @discardableResult
+    func playerctl(_ arguments: String...) throws -> String {
+        try run("playerctl", ["--player=tonearm"] + arguments).out
+    }
+
+    func tonearm(_ arguments: String...) throws -> (out: String, status: Int32) {
+        try run(Self.binDirectory.appendingPathComponent("tonearm").path, arguments)
+    }
+
+    func call(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await client.call(destination: Self.busName, path: Self.path, interface: interface, member: member, arguments: arguments)
+    }
+
+    func get(_ interface: String, _ name: String) async throws -> DBusValue {
+        try await client.getProperty(destination: Self.busName, path: Self.path, interface: interface, name: name)
+    }
+
+    func set(_ interface: String, _ name: String, _ value: DBusValue) async throws {
+        try await client.setProperty(destination: Self.busName, path: Self.path, interface: interface, name: name, value: value)
+    }
+
+    func status() async throws -> String { try await get(Self.player, "PlaybackStatus").stringValue ?? "" }
+    func metadata() async throws -> [String: DBusValue] { try await get(Self.player, "Metadata").vardictValue ?? [:] }
+    func trackID() async throws -> String { try await metadata()["mpris:trackid"]?.stringValue ?? "" }
+    func position() async throws -> Int64 { try await get(Self.player, "Position").int64Value ?? -1 }
+    func tracks() async throws -> [String] { (try await get(Self.trackList, "Tracks").arrayValue ?? []).compactMap(\.stringValue) }
+
+    /// Waits for a property to reach a value.
+    func waitFor(_ what: String = "condition", timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
+        let ok = try await eventually(timeout: timeout) { try await condition() }
+        if !ok { Issue.record("timed out waiting for \(what); daemon log:\n\(log.suffix(3000))") }
+        try #require(ok)
+    }
+
+    // MARK: Media
+
+    /// Writes a sine WAV into the media folder and returns its path.
+    @discardableResult
+    func sine(_ name: String, seconds: Double, frequency: Double = 440, startFrame: Int = 0) throws -> String {
+        let url = media.file(name)
+        try WAV.sine(frequency: frequency, seconds: seconds, startFrame: startFrame).write(to: url)
+        return url.path
+    }
+
+    func garbage(_ name: String, bytes: Int = 40_000) throws -> String {
+        let url = media.file(name)
+        var g = SystemRandomNumberGenerator()
+        try Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) }).write(to: url)
+        return url.path
+    }
+
+    static func uri(_ path: String) -> String { URL(fileURLWithPath: path).absoluteString }
+}
+
+enum DaemonError: Error, CustomStringConvertible {
+    case didNotStart(log: String)
+    var description: String {
+        switch self { case .didNotStart(let log): return "tonearmd did not start:\n\(log)" }
+    }
+}
+
+/// Collects signals from the bus in the background for later assertions.
+final class SignalRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [(Date, DBusSignal)] = []
+    private var task: Task<Void, Never>?
+
+    init(_ connection: DBusConnection, _ rule: DBusMatchRule) {
+        let stream = connection.signals(matching: rule)
+        task = Task { [weak self] in
+            for await signal in stream {
+                self?.lock.withLock { self?.received.append((Date(), signal)) }
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var signals: [DBusSignal] { lock.withLock { received.map(\.1) } }
+    var timed: [(Date, DBusSignal)] { lock.withLock { received } }
+    func named(_ member: String) -> [DBusSignal] { signals.filter { $0.member == member } }
+    func clear() { lock.withLock { received.removeAll() } }
+}

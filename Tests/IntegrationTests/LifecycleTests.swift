@@ -1,0 +1,108 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+
+/// Starting, stopping, crashing and coming back.
+@Suite(.timeLimit(.minutes(3))) struct LifecycleTests {
+    @Test func killDashNineThenRestartRestoresQueueTrackAndPosition() async throws {
+        let d = try Daemon()
+        let files = try (0..<3).map { try d.sine("t\($0).wav", seconds: 20, frequency: 300 + 100 * Double($0)) }
+        try await d.start(files)
+        let ids = try await d.tracks()
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        _ = try await d.call(Daemon.player, "Next")
+        try await d.waitFor("second track") { try await d.trackID() == ids[1] }
+        try await d.set(Daemon.player, "Volume", .double(0.25))
+        try await d.set(Daemon.player, "LoopStatus", .string("Playlist"))
+        try await d.waitFor("CanSeek") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
+        _ = try await d.call(Daemon.player, "Seek", [.int64(6_000_000)])
+        try await Task.sleep(for: .seconds(1.6))
+        let before = try await d.position()
+        d.kill9()
+
+        try await d.start()
+        #expect(try await d.tracks() == ids)
+        #expect(try await d.trackID() == ids[1])
+        try await d.waitFor("Paused") { try await d.status() == "Paused" }
+        try await d.waitFor("position restored") { abs(try await d.position() - before) < 2_000_000 }
+        #expect(try await d.get(Daemon.player, "Volume") == .double(0.25))
+        #expect(try await d.get(Daemon.player, "LoopStatus") == .string("Playlist"))
+        _ = try await d.call(Daemon.player, "Play")
+        try await d.waitFor("plays on from there") { try await d.status() == "Playing" }
+        #expect(try await d.position() > 5_000_000)
+    }
+
+    @Test func filesOnTheCommandLineReplaceTheSavedQueue() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        let b = try d.sine("b.wav", seconds: 10)
+        try await d.start([a])
+        try await d.set(Daemon.player, "Shuffle", .bool(true))
+        #expect(d.terminate() == 0)
+        try await d.start([b])
+        let ids = try await d.tracks()
+        #expect(ids.count == 1)
+        #expect((try await d.metadata())["xesam:url"]?.stringValue == Daemon.uri(b))
+        #expect(try await d.get(Daemon.player, "Shuffle") == .bool(true), "settings survive")
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+    }
+
+    @Test func sigtermAndQuitSaveAndExitCleanly() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        try await d.start([a])
+        #expect(d.terminate() == 0)
+        let state = d.home.file("state/tonearm/state.json")
+        #expect(FileManager.default.fileExists(atPath: state.path))
+        try await d.start()
+        #expect(try await d.tracks().count == 1)
+        _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
+        try await d.waitFor("gone from the bus") { !(try await d.client.nameHasOwner(Daemon.busName)) }
+        d.process?.waitUntilExit()
+        #expect(d.process?.terminationStatus == 0)
+    }
+
+    @Test func aSecondInstanceSaysSoAndFails() async throws {
+        let d = try Daemon()
+        try await d.start()
+        let second = try d.run(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink"])
+        #expect(second.status != 0)
+        #expect(d.process?.isRunning == true)
+    }
+
+    @Test func withNoSessionBusItStartsAPrivateOne() async throws {
+        let home = TemporaryDirectory()
+        let p = Process()
+        p.executableURL = Daemon.binDirectory.appendingPathComponent("tonearmd")
+        p.arguments = ["--audio-sink", "fakesink sync=true"]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        env["HOME"] = home.url.path
+        env["XDG_STATE_HOME"] = home.file("state").path
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
+        var line = ""
+        for _ in 0..<200 where !line.contains("\n") {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            line += String(decoding: data, as: UTF8.self)
+        }
+        let first = line.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("DBUS_SESSION_BUS_ADDRESS="))
+        let address = String(first.dropFirst("DBUS_SESSION_BUS_ADDRESS=".count))
+        let client = try DBusConnection.connect(address: address)
+        defer { client.close() }
+        let up = try await eventually { try await client.nameHasOwner(Daemon.busName) }
+        #expect(up)
+        let status = try await client.getProperty(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, name: "PlaybackStatus")
+        #expect(status == .string("Stopped"))
+        p.terminate()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+}

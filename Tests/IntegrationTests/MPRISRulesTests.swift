@@ -1,0 +1,185 @@
+import DBus
+import Foundation
+import TestSupport
+import Testing
+
+/// The MUSTs and SHOULDs of MPRIS 2.2 that mature players get wrong.
+@Suite(.timeLimit(.minutes(3))) struct MPRISRulesTests {
+    @Test func idleStartIsStoppedWithNoTrack() async throws {
+        let d = try Daemon()
+        try await d.start()
+        #expect(try await d.status() == "Stopped")
+        #expect(try await d.trackID() == "/org/mpris/MediaPlayer2/TrackList/NoTrack")
+        #expect(try await d.tracks().isEmpty)
+        // Play with nothing queued changes nothing.
+        _ = try await d.call(Daemon.player, "Play")
+        _ = try await d.call(Daemon.player, "Next")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await d.status() == "Stopped")
+        #expect(try await d.get(Daemon.player, "CanPlay") == .bool(false))
+        #expect(try await d.get(Daemon.player, "CanControl") == .bool(true))
+
+        let root = try await d.client.getAllProperties(destination: Daemon.busName, path: Daemon.path, interface: "org.mpris.MediaPlayer2")
+        #expect(root["Identity"]?.stringValue == "Tonearm")
+        #expect(root["CanQuit"] == .bool(true))
+        #expect(root["CanRaise"] == .bool(false))
+        #expect(root["HasTrackList"] == .bool(true))
+        #expect(root["DesktopEntry"]?.stringValue == "tonearm")
+        let mimes = (root["SupportedMimeTypes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(mimes.contains("audio/x-wav") && mimes.contains("audio/x-flac") && mimes.contains("audio/ogg"))
+        #expect((root["SupportedUriSchemes"]?.arrayValue ?? []).compactMap(\.stringValue) == ["file"])
+    }
+
+    @Test func stopThenPlayStartsFromTheBeginning() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        try await d.start([a])
+        try await d.waitFor("past 1 s") { try await d.position() > 1_000_000 }
+        _ = try await d.call(Daemon.player, "Stop")
+        try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
+        #expect(try await d.position() == 0)
+        #expect(try await d.trackID() != "/org/mpris/MediaPlayer2/TrackList/NoTrack", "Stop keeps the current track")
+        _ = try await d.call(Daemon.player, "Play")
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        #expect(try await d.position() < 900_000)
+    }
+
+    @Test func nextOnTheLastTrackStopsUnlessLoopingThePlaylist() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        let b = try d.sine("b.wav", seconds: 10)
+        try await d.start([a, b])
+        let ids = try await d.tracks()
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        #expect(try await d.get(Daemon.player, "CanGoPrevious") == .bool(false))
+        _ = try await d.call(Daemon.player, "Next")
+        try await d.waitFor("second") { try await d.trackID() == ids[1] }
+        #expect(try await d.get(Daemon.player, "CanGoNext") == .bool(false))
+        _ = try await d.call(Daemon.player, "Next")
+        try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
+
+        try await d.set(Daemon.player, "LoopStatus", .string("Playlist"))
+        #expect(try await d.get(Daemon.player, "CanGoNext") == .bool(true))
+        _ = try await d.call(Daemon.player, "Play")
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        _ = try await d.call(Daemon.player, "Next")
+        try await d.waitFor("wrapped to first") { try await d.trackID() == ids[0] }
+        #expect(try await d.status() == "Playing")
+
+        // Next while paused stays paused.
+        _ = try await d.call(Daemon.player, "Pause")
+        try await d.waitFor("Paused") { try await d.status() == "Paused" }
+        _ = try await d.call(Daemon.player, "Next")
+        try await d.waitFor("second, paused") { try await d.trackID() == ids[1] }
+        #expect(try await d.status() == "Paused")
+    }
+
+    @Test func openUriPlaysFromStoppedWithANewTrackID() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        try await d.start()
+        let added = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackAdded"))
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri(a))])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let first = try await d.trackID()
+        #expect(first.hasPrefix("/org/tonearm/track/"))
+        _ = try await d.call(Daemon.player, "Stop")
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri(a))])
+        try await d.waitFor("Playing again") { try await d.status() == "Playing" }
+        #expect(try await d.trackID() != first, "the same file opened again is a new entry with a new id")
+        try await d.waitFor("TrackAdded twice") { added.named("TrackAdded").count == 2 }
+
+        await #expect(throws: DBusError.self) { try await d.call(Daemon.player, "OpenUri", [.string("http://example.invalid/x.mp3")]) }
+        do {
+            _ = try await d.call(Daemon.player, "OpenUri", [.string("ftp://x/y.ogg")])
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.UnsupportedScheme")
+        }
+        do {
+            _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri("/nonexistent/song.flac"))])
+            Issue.record("a missing file must be an error")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.NoSuchFile")
+            #expect(e.message.contains("/nonexistent/song.flac"))
+        }
+    }
+
+    @Test func seekClampsAtZeroAndPastTheEndGoesToNext() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 10)
+        let b = try d.sine("b.wav", seconds: 10)
+        try await d.start([a, b])
+        let ids = try await d.tracks()
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        try await d.waitFor("CanSeek") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
+        let seeked = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
+
+        _ = try await d.call(Daemon.player, "Seek", [.int64(4_000_000)])
+        try await d.waitFor("Seeked after seek") { seeked.named("Seeked").count >= 1 }
+        let at = seeked.named("Seeked")[0].arguments.first?.int64Value ?? 0
+        #expect(abs(at - 4_000_000) < 300_000)
+        _ = try await d.call(Daemon.player, "Seek", [.int64(-60_000_000)])
+        try await d.waitFor("second Seeked") { seeked.named("Seeked").count >= 2 }
+        #expect((seeked.named("Seeked")[1].arguments.first?.int64Value ?? -1) < 200_000)
+        #expect(try await d.trackID() == ids[0])
+
+        // SetPosition: stale id and out-of-range positions are ignored.
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[1]), .int64(6_000_000)])
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(60_000_000)])
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(-5)])
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(seeked.named("Seeked").count == 2)
+        #expect(try await d.position() < 3_000_000)
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(7_000_000)])
+        try await d.waitFor("SetPosition seeked") { seeked.named("Seeked").count == 3 }
+        #expect(try await d.position() >= 6_900_000)
+
+        _ = try await d.call(Daemon.player, "Seek", [.int64(30_000_000)])
+        try await d.waitFor("past the end is Next") { try await d.trackID() == ids[1] }
+    }
+
+    @Test func settingsAreWritableSignalledAndValidated() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 20)
+        try await d.start([a])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let changes = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+
+        try await d.set(Daemon.player, "Volume", .double(0.3))
+        #expect(try await d.get(Daemon.player, "Volume") == .double(0.3))
+        try await d.set(Daemon.player, "Volume", .double(-2))
+        #expect(try await d.get(Daemon.player, "Volume") == .double(0))
+        await #expect(throws: DBusError.self) { try await d.set(Daemon.player, "Volume", .double(.nan)) }
+
+        try await d.set(Daemon.player, "Shuffle", .bool(true))
+        #expect(try await d.get(Daemon.player, "Shuffle") == .bool(true))
+        try await d.set(Daemon.player, "LoopStatus", .string("Track"))
+        #expect(try await d.get(Daemon.player, "LoopStatus") == .string("Track"))
+        do {
+            try await d.set(Daemon.player, "LoopStatus", .string("Forever"))
+            Issue.record("an unknown LoopStatus must be refused")
+        } catch let e as DBusError {
+            #expect(e.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        }
+        #expect(try await d.get(Daemon.player, "LoopStatus") == .string("Track"))
+
+        try await d.set(Daemon.player, "Rate", .double(1.5))
+        #expect(try await d.get(Daemon.player, "Rate") == .double(1.5))
+        await #expect(throws: DBusError.self) { try await d.set(Daemon.player, "Rate", .double(10)) }
+        #expect(try await d.get(Daemon.player, "Rate") == .double(1.5))
+        try await d.set(Daemon.player, "Rate", .double(0))
+        try await d.waitFor("Rate 0 pauses") { try await d.status() == "Paused" }
+
+        try await d.waitFor("PropertiesChanged for each") {
+            let names = Set(changes.named("PropertiesChanged").flatMap { ($0.arguments[1].vardictValue ?? [:]).keys })
+            return names.isSuperset(of: ["Volume", "Shuffle", "LoopStatus", "Rate", "PlaybackStatus"])
+        }
+        let positionSignalled = changes.named("PropertiesChanged").contains { ($0.arguments[1].vardictValue ?? [:])["Position"] != nil }
+        #expect(!positionSignalled, "Position is never in PropertiesChanged")
+        // Setting the same value again is stable and silent.
+        changes.clear()
+        try await d.set(Daemon.player, "Volume", .double(0))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(changes.named("PropertiesChanged").isEmpty)
+    }
+}

@@ -1,0 +1,284 @@
+import Foundation
+import Playback
+import Testing
+
+@Suite("PlaybackEngine")
+struct PlaybackEngineTests {
+    @Test("plays a 1 s sine to a WAV sink: not silent, right length")
+    func playsSine() async throws {
+        let dir = try makeTempDir()
+        let input = dir.appendingPathComponent("sine.wav"), output = dir.appendingPathComponent("out.wav")
+        let samples = sine(range: 0..<44_100)
+        try Wav.write(samples, to: input)
+        let engine = try PlaybackEngine(sinkDescription: wavSink(output))
+        let log = EventLog(engine)
+        let a = item(input, 1)
+        engine.load(a)
+        #expect(await log.waitFor(.finished(a)))
+        engine.shutdown()
+        let events = log.events
+        #expect(events.started == [a])
+        #expect(events.contains(.durationChanged(a, 1_000_000_000)))
+        #expect(events.states.first == .playing)
+        let audio = try Wav.read(output)
+        #expect(audio.rate == 44_100)
+        #expect(abs(audio.samples.count - samples.count) <= 44) // ±1 ms
+        #expect(audio.samples.map { abs(Int($0)) }.max() ?? 0 > 10_000)
+        #expect(audio.samples == samples)
+    }
+
+    @Test("gapless: two WAVs cut from one sine join with no gap and no jump")
+    func gaplessWav() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        let output = dir.appendingPathComponent("out.wav")
+        let split = 57_330 // 1.3 s
+        let whole = sine(range: 0..<(split + 48_510)) // + 1.1 s
+        try Wav.write(Array(whole[0..<split]), to: aURL)
+        try Wav.write(Array(whole[split...]), to: bURL)
+        let engine = try PlaybackEngine(sinkDescription: wavSink(output))
+        let log = EventLog(engine)
+        let a = item(aURL, 1), b = item(bURL, 2)
+        engine.setNextItemProvider { finishing in finishing == a ? b : nil }
+        engine.load(a)
+        #expect(await log.waitFor(.finished(b)))
+        engine.shutdown()
+        let events = log.events
+        #expect(events.started == [a, b])
+        #expect(!events.contains(.finished(a)))
+        #expect(events.failures.isEmpty)
+        let audio = try Wav.read(output)
+        #expect(audio.samples.count == whole.count)
+        #expect(continuityProblems(audio.samples, slope: maxSlope()) == [])
+        #expect(audio.samples == whole)
+    }
+
+    @Test("gapless: FLAC files made by flacenc join sample-exactly")
+    func gaplessFlac() async throws {
+        let dir = try makeTempDir()
+        let whole = sine(range: 0..<(30_000 + 40_000))
+        let pieces = [Array(whole[0..<30_000]), Array(whole[30_000...])]
+        var items: [PlaybackItem] = []
+        for (index, piece) in pieces.enumerated() {
+            let wav = dir.appendingPathComponent("\(index).wav"), flac = dir.appendingPathComponent("\(index).flac")
+            try Wav.write(piece, to: wav)
+            try runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "flacenc", "!", "filesink", "location=\(flac.path)"])
+            items.append(item(flac, UInt64(index + 1)))
+        }
+        let output = dir.appendingPathComponent("out.wav")
+        let engine = try PlaybackEngine(sinkDescription: wavSink(output))
+        let log = EventLog(engine)
+        let (a, b) = (items[0], items[1])
+        engine.setNextItemProvider { $0 == a ? b : nil }
+        engine.load(a)
+        #expect(await log.waitFor(.finished(b)))
+        engine.shutdown()
+        #expect(log.events.started == [a, b])
+        let audio = try Wav.read(output)
+        #expect(audio.samples.count == whole.count)
+        #expect(continuityProblems(audio.samples, slope: maxSlope()) == [])
+    }
+
+    @Test("a corrupt next item: reported failed, current plays to its end, the one after can be loaded")
+    func corruptBetweenGoodOnes() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        let garbageURL = dir.appendingPathComponent("garbage.wav")
+        let aSamples = sine(range: 0..<44_100), bSamples = sine(range: 0..<22_050)
+        try Wav.write(aSamples, to: aURL)
+        try Wav.write(bSamples, to: bURL)
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: garbageURL)
+        let output = dir.appendingPathComponent("out.wav")
+        let engine = try PlaybackEngine(sinkDescription: wavSink(output))
+        let log = EventLog(engine)
+        let a = item(aURL, 1), garbage = item(garbageURL, 2), b = item(bURL, 3)
+        engine.setNextItemProvider { $0 == a ? garbage : nil }
+        engine.load(a)
+        #expect(await log.waitFor(.finished(a)))
+        let failures = log.events.failures
+        #expect(failures.count == 1)
+        #expect(failures.first?.0 == garbage)
+        #expect(failures.first?.1.domain == "stream")
+        #expect(log.events.started == [a])
+        // A was heard completely.
+        let first = try Wav.read(output)
+        #expect(first.samples.count == aSamples.count)
+        #expect(first.samples == aSamples)
+        // Then B plays.
+        engine.load(b)
+        #expect(await log.waitFor(.finished(b)))
+        engine.shutdown()
+        #expect(log.events.started == [a, b])
+        let second = try Wav.read(output)
+        #expect(second.samples == bSamples)
+    }
+
+    @Test("a missing next item is refused before hand-over; current ends normally")
+    func missingNext() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav")
+        try Wav.write(sine(range: 0..<22_050), to: aURL)
+        let engine = try PlaybackEngine(sinkDescription: wavSink(dir.appendingPathComponent("out.wav")))
+        let log = EventLog(engine)
+        let a = item(aURL, 1), missing = item(dir.appendingPathComponent("nope.wav"), 2)
+        engine.setNextItemProvider { $0 == a ? missing : nil }
+        engine.load(a)
+        #expect(await log.waitFor(.finished(a)))
+        engine.shutdown()
+        let failures = log.events.failures
+        #expect(failures.map(\.0) == [missing])
+        #expect(failures.first?.1.domain == "resource")
+    }
+
+    @Test("missing file → failed, domain resource")
+    func missingFile() async throws {
+        let dir = try makeTempDir()
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let missing = item(dir.appendingPathComponent("missing.wav"), 7)
+        engine.load(missing)
+        #expect(await log.wait { !$0.failures.isEmpty })
+        try? await Task.sleep(for: .milliseconds(200))
+        engine.shutdown()
+        let failures = log.events.failures
+        #expect(failures.count == 1)
+        #expect(failures.first?.0 == missing)
+        #expect(failures.first?.1.domain == "resource")
+        #expect(log.events.started.isEmpty)
+    }
+
+    @Test("random bytes → stream error 'Could not determine type of stream'")
+    func randomBytes() async throws {
+        let dir = try makeTempDir()
+        let url = dir.appendingPathComponent("noise.mp3")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<10_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: url)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let noise = item(url, 1)
+        engine.load(noise)
+        #expect(await log.wait { !$0.failures.isEmpty })
+        engine.shutdown()
+        let failure = try #require(log.events.failures.first)
+        #expect(failure.0 == noise)
+        #expect(failure.1.domain == "stream")
+        #expect(failure.1.message.contains("Could not determine type of stream"))
+    }
+
+    @Test("truncated Ogg → a failure, not a hang")
+    func truncatedOgg() async throws {
+        let dir = try makeTempDir()
+        let wav = dir.appendingPathComponent("s.wav"), ogg = dir.appendingPathComponent("s.ogg")
+        try Wav.write(sine(range: 0..<44_100), to: wav)
+        try runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
+        let bytes = try Data(contentsOf: ogg)
+        let cut = dir.appendingPathComponent("cut.ogg")
+        try bytes.prefix(300).write(to: cut)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let truncated = item(cut, 1)
+        engine.load(truncated)
+        #expect(await log.wait { $0.contains { if case .failed(truncated, _) = $0 { return true }; if case .finished(truncated) = $0 { return true }; return false } })
+        engine.shutdown()
+        #expect(log.events.failures.first?.0 == truncated)
+    }
+
+    @Test("seek, pause/play state events, position and duration")
+    func seekPausePlay() async throws {
+        let dir = try makeTempDir()
+        let url = dir.appendingPathComponent("three.wav")
+        try Wav.write(sine(range: 0..<(3 * 44_100)), to: url)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let three = item(url, 1)
+        engine.load(three)
+        #expect(await log.waitFor(.stateChanged(.playing)))
+        #expect(engine.duration == 3_000_000_000)
+        #expect(engine.isSeekable)
+        #expect(engine.currentItem == three)
+        #expect(engine.seek(to: 2_000_000_000))
+        #expect(await log.wait { $0.contains { if case .seekCompleted(three, _) = $0 { return true }; return false } })
+        let position = try #require(engine.position)
+        #expect(position >= 1_950_000_000 && position < 2_500_000_000)
+        engine.pause()
+        #expect(await log.waitFor(.stateChanged(.paused)))
+        engine.play()
+        #expect(await log.wait { $0.states == [.playing, .paused, .playing] })
+        engine.stop()
+        #expect(await log.waitFor(.stateChanged(.stopped)))
+        engine.shutdown()
+        // The flushing seek's transient PAUSED is not reported.
+        #expect(log.events.states == [.playing, .paused, .playing, .stopped])
+        #expect(log.events.contains(.durationChanged(three, 3_000_000_000)))
+    }
+
+    @Test("load paused at a position restores a saved state")
+    func loadPausedAtPosition() async throws {
+        let dir = try makeTempDir()
+        let url = dir.appendingPathComponent("three.wav")
+        try Wav.write(sine(range: 0..<(3 * 44_100)), to: url)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let three = item(url, 1)
+        engine.load(three, startPaused: true, at: 1_500_000_000)
+        #expect(await log.waitFor(.stateChanged(.paused)))
+        let position = try #require(engine.position)
+        #expect(abs(position - 1_500_000_000) < 30_000_000)
+        #expect(log.events.states == [.paused])
+        engine.play()
+        #expect(await log.waitFor(.stateChanged(.playing)))
+        engine.shutdown()
+    }
+
+    @Test("rate: a 2× seek halves the wall-clock time")
+    func rate() async throws {
+        let dir = try makeTempDir()
+        let url = dir.appendingPathComponent("two.wav")
+        try Wav.write(sine(range: 0..<(2 * 44_100)), to: url)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let two = item(url, 1)
+        engine.load(two)
+        #expect(await log.waitFor(.stateChanged(.playing)))
+        let start = ContinuousClock.now
+        #expect(engine.setRate(2))
+        #expect(engine.rate == 2)
+        #expect(await log.waitFor(.finished(two)))
+        let elapsed = ContinuousClock.now - start
+        engine.shutdown()
+        #expect(elapsed < .milliseconds(1_600))
+    }
+
+    @Test("volume is clamped and readable")
+    func volume() throws {
+        let engine = try PlaybackEngine(sinkDescription: "fakesink")
+        engine.setVolume(0.5)
+        #expect(abs(engine.volume - 0.5) < 1e-9)
+        engine.setVolume(42)
+        #expect(engine.volume == 10)
+        engine.setVolume(-1)
+        #expect(engine.volume == 0)
+        engine.shutdown()
+    }
+
+    @Test("invalid sink description throws PlaybackError")
+    func invalidSink() {
+        #expect(throws: PlaybackError.self) { try PlaybackEngine(sinkDescription: "nosuchelement ! fakesink") }
+        #expect(throws: PlaybackError.self) { try PlaybackEngine(sinkDescription: "audiotestsrc ! fakesink") }
+    }
+
+    @Test("the default sink works on a machine without a sound card")
+    func defaultSink() async throws {
+        let dir = try makeTempDir()
+        let url = dir.appendingPathComponent("short.wav")
+        try Wav.write(sine(range: 0..<8_820), to: url) // 0.2 s
+        let engine = try PlaybackEngine()
+        let log = EventLog(engine)
+        let short = item(url, 1)
+        engine.load(short)
+        #expect(await log.waitFor(.finished(short)))
+        engine.shutdown()
+        #expect(log.events.failures.isEmpty)
+    }
+}

@@ -1,0 +1,101 @@
+import Testing
+@testable import TonearmCore
+
+/// A deterministic generator so shuffle tests repeat.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func makeQueue(_ count: Int) -> PlayQueue {
+    var q = PlayQueue()
+    let tracks = (0..<count).map { q.makeTrack(TrackMetadata(url: "file:///t\($0).wav")) }
+    #expect(q.insert(tracks, at: .end))
+    q.setCurrent(tracks.first?.id)
+    return q
+}
+
+@Suite struct PlayQueueTests {
+    @Test func idsAreStableObjectPathsAndNeverReused() {
+        var q = makeQueue(3)
+        let ids = q.ids
+        #expect(ids.map(\.path) == ["/org/tonearm/track/1", "/org/tonearm/track/2", "/org/tonearm/track/3"])
+        q.remove(ids[1])
+        let added = q.makeTrack(TrackMetadata(url: "file:///x.wav"))
+        #expect(added.id.path == "/org/tonearm/track/4")
+    }
+
+    @Test func nextStopsAtTheEndUnlessLoopingThePlaylist() {
+        var q = makeQueue(3)
+        let ids = q.ids
+        #expect(q.next(after: ids[2], automatic: false) == nil)
+        q.loop = .playlist
+        #expect(q.next(after: ids[2], automatic: false) == ids[0])
+        #expect(q.previous(before: ids[0]) == ids[2])
+        q.loop = .none
+        #expect(q.previous(before: ids[0]) == nil)
+    }
+
+    @Test func loopTrackRepeatsOnlyWhenTheTrackEndsByItself() {
+        var q = makeQueue(3)
+        q.loop = .track
+        let ids = q.ids
+        #expect(q.next(after: ids[1], automatic: true) == ids[1])
+        #expect(q.next(after: ids[1], automatic: false) == ids[2])
+        #expect(q.next(after: ids[2], automatic: false) == nil)
+    }
+
+    @Test func shufflePlaysEveryTrackOnceBeforeAnyRepeats() {
+        var q = makeQueue(20)
+        var rng = SeededGenerator(state: 42)
+        q.setShuffle(true, using: &rng)
+        q.loop = .playlist
+        var played: [TrackID] = [q.currentID!]
+        for _ in 0..<59 {
+            let next = q.next(after: q.currentID, automatic: true)!
+            q.setCurrent(next)
+            played.append(next)
+        }
+        for round in 0..<3 {
+            let slice = played[(round * 20)..<(round * 20 + 20)]
+            #expect(Set(slice).count == 20, "round \(round) repeated a track")
+        }
+        #expect(played[0..<20] != played[20..<40], "a new round should be reshuffled")
+        #expect(played.first == q.ids.first, "turning shuffle on keeps the current track first")
+    }
+
+    @Test func tracksAddedWhileShuffledStillPlayThisRound() {
+        var q = makeQueue(5)
+        var rng = SeededGenerator(state: 7)
+        q.setShuffle(true, using: &rng)
+        let extra = (0..<5).map { q.makeTrack(TrackMetadata(url: "file:///e\($0).wav")) }
+        q.insert(extra, at: .end, using: &rng)
+        var seen: Set<TrackID> = [q.currentID!]
+        var id = q.currentID
+        while let n = q.next(after: id, automatic: true) { seen.insert(n); id = n }
+        #expect(seen.count == 10)
+    }
+
+    @Test func insertAfterCurrentMoveAndRemove() {
+        var q = makeQueue(3)
+        let ids = q.ids
+        q.setCurrent(ids[1])
+        let t = q.makeTrack(TrackMetadata(url: "file:///n.wav"))
+        q.insert([t], at: .afterCurrent)
+        #expect(q.ids == [ids[0], ids[1], t.id, ids[2]])
+        #expect(q.move(ids[2], after: nil))
+        #expect(q.ids == [ids[2], ids[0], ids[1], t.id])
+        #expect(!q.move(ids[0], after: TrackID(path: "/nope")))
+        #expect(q.remove(ids[1]))
+        #expect(q.currentID == t.id, "removing the current track makes the following one current")
+        #expect(!q.remove(ids[1]))
+        q.clear()
+        #expect(q.isEmpty && q.currentID == nil)
+    }
+}
