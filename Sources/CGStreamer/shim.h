@@ -2,9 +2,11 @@
 #define TONEARM_CGSTREAMER_SHIM_H
 // GStreamer, pbutils and audio headers, plus static inline shims for what Swift cannot
 // import: GObject cast/type macros and variadic calls.
+#include <stdio.h>
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
+#include <gst/base/gsttypefindhelper.h>
 
 // MARK: - Casts and type checks (GObject macros)
 
@@ -94,5 +96,30 @@ static inline GstCaps *tn_static_sink_template_caps(gconstpointer tmpl) {
 
 /// The path of an object's name chain ("/pipeline/bin/element"); g_free it.
 static inline gchar *tn_object_path(gpointer o) { return gst_object_get_path_string(GST_OBJECT(o)); }
+
+// MARK: - Type finding
+
+/// Typefinds the first bytes of a file. Returns the media type name (g_free it) and its
+/// probability, or NULL when nothing recognises the data or the file cannot be read.
+static inline gchar *tn_typefind_file(const gchar *path, gsize max_bytes, guint *probability) {
+    *probability = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    guint8 *data = g_malloc(max_bytes);
+    gsize n = fread(data, 1, max_bytes, f);
+    fclose(f);
+    gchar *name = NULL;
+    if (n > 0) {
+        GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+        GstCaps *caps = gst_type_find_helper_for_data(NULL, data, n, &prob);
+        if (caps != NULL) {
+            if (gst_caps_get_size(caps) > 0) name = g_strdup(gst_structure_get_name(gst_caps_get_structure(caps, 0)));
+            *probability = (guint)prob;
+            gst_caps_unref(caps);
+        }
+    }
+    g_free(data);
+    return name;
+}
 
 #endif

@@ -161,9 +161,11 @@ final class ConnectionCore: Sendable {
 
     // MARK: Loop thread
 
+    /// Drain first, then clear the flag, then (caller) take the queue: a wake-up that finds the
+    /// flag still set is then always followed by a queue read or by an eventfd write.
     fileprivate func drainWake() {
-        wakePending.store(false, ordering: .sequentiallyConsistent)
         cdbus_eventfd_drain(wakeFD)
+        wakePending.store(false, ordering: .sequentiallyConsistent)
     }
 
     /// Delivers a signal to matching subscribers in arrival order (loop thread).

@@ -28,6 +28,8 @@ public final class DBusConnection: Sendable {
                 }
                 if let box { core.send(box) }
             }
+            // Closed: let go of the handlers (they often hold this connection).
+            objects.removeAll()
         }
     }
 
@@ -108,10 +110,13 @@ public final class DBusConnection: Sendable {
     }
 
     /// Emits a signal. Non-blocking, any thread; the message leaves at once. Invalid names or
-    /// values are reported on stderr and the signal is dropped (use `trySendSignal` to get the error).
+    /// values are reported on stderr and the signal is dropped (use `trySendSignal` to get the error);
+    /// after `close()` signals are dropped silently.
     public func emitSignal(path: String, interface: String, member: String, arguments: [DBusValue]) {
         do {
             try trySendSignal(path: path, interface: interface, member: member, arguments: arguments)
+        } catch let e as DBusError where e.name == DBusError.disconnected("").name {
+            return  // closing down: nothing to tell
         } catch {
             FileHandle.standardError.write(Data("DBus: dropped signal \(interface).\(member) on \(path): \(error)\n".utf8))
         }
@@ -131,7 +136,8 @@ public final class DBusConnection: Sendable {
     }
 
     /// Calls a method; throws `DBusError` with the remote error's name (`NoReply` on timeout).
-    public func call(destination: String, path: String, interface: String, member: String,
+    /// A nil `interface` leaves the header field out (the receiver finds the method by name).
+    public func call(destination: String, path: String, interface: String?, member: String,
                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
         let box = try MessageBox.methodCall(destination: destination, path: path, interface: interface,
                                             member: member, arguments: arguments)
@@ -188,26 +194,32 @@ public final class DBusConnection: Sendable {
     /// ahead of anything this connection sends afterwards) and removed when the stream ends.
     /// A well-known `sender` is followed across owner changes.
     public func signals(matching rule: DBusMatchRule) -> AsyncStream<DBusSignal> {
-        subscribe(rule, ready: nil)
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: .unbounded)
+        startSubscription(rule, continuation, ready: nil)
+        return stream
     }
 
     /// Like `signals(matching:)`, but returns once the bus has confirmed the match (and resolved a
     /// well-known sender), so no signal emitted afterwards by anyone can be missed.
     public func subscribe(_ rule: DBusMatchRule) async throws -> AsyncStream<DBusSignal> {
-        let holder = Mutex<AsyncStream<DBusSignal>?>(nil)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let stream = subscribe(rule) { result in continuation.resume(with: result.mapError { $0 as any Error }) }
-            holder.withLock { $0 = stream }
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: .unbounded)
+        do {
+            try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
+                startSubscription(rule, continuation) { result in ready.resume(with: result.mapError { $0 as any Error }) }
+            }
+        } catch {
+            continuation.finish()
+            throw error
         }
-        return holder.withLock { $0! }
+        return stream
     }
 
-    private func subscribe(_ rule: DBusMatchRule, ready: (@Sendable (Result<Void, DBusError>) -> Void)?) -> AsyncStream<DBusSignal> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: .unbounded)
+    private func startSubscription(_ rule: DBusMatchRule, _ continuation: AsyncStream<DBusSignal>.Continuation,
+                                   ready: (@Sendable (Result<Void, DBusError>) -> Void)?) {
         guard let id = core.addSubscription(rule, continuation) else {
             continuation.finish()
             ready?(.failure(.disconnected("the connection is closed")))
-            return stream
+            return
         }
         let followOwner = rule.sender.map { !$0.hasPrefix(":") && $0 != "org.freedesktop.DBus" } ?? false
         var ruleList = [rule.ruleString]
@@ -241,7 +253,6 @@ public final class DBusConnection: Sendable {
             core.removeSubscription(id)
             for r in rules { Self.busDriverCall(core, "RemoveMatch", r, nil) }
         }
-        return stream
     }
 
     private static func busDriverCall(_ core: ConnectionCore, _ member: String, _ arg: String, _ handler: ReplyHandler?) {

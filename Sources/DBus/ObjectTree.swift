@@ -53,6 +53,10 @@ final class ObjectTree: Sendable {
         }
     }
 
+    func removeAll() {
+        objects.withLock { $0.removeAll() }
+    }
+
     func unexport(path: String) {
         _ = objects.withLock { $0.removeValue(forKey: path) }
     }

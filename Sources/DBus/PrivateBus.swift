@@ -21,10 +21,16 @@ public final class PrivateBus: Sendable {
 
     /// Starts a daemon whose D-Bus activation looks in `serviceDirectories` for `.service` files.
     public static func start(serviceDirectories: [String]) throws -> PrivateBus {
-        try PrivateBus(serviceDirectories: serviceDirectories)
+        try PrivateBus(serviceDirectories: serviceDirectories, logPath: nil)
     }
 
-    private init(serviceDirectories: [String]) throws {
+    /// Like `start(serviceDirectories:)`, with the daemon's stderr (and that of the services it
+    /// activates) appended to `logPath` instead of discarded.
+    public static func start(serviceDirectories: [String], logPath: String?) throws -> PrivateBus {
+        try PrivateBus(serviceDirectories: serviceDirectories, logPath: logPath)
+    }
+
+    private init(serviceDirectories: [String], logPath: String?) throws {
         let dir = FileManager.default.temporaryDirectory.path + "/tonearm-bus-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -42,13 +48,25 @@ public final class PrivateBus: Sendable {
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
               </policy>
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_message_size">1000000000</limit>
+              <limit name="service_start_timeout">120000</limit>
+              <limit name="auth_timeout">240000</limit>
+              <limit name="max_completed_connections">100000</limit>
+              <limit name="max_incomplete_connections">10000</limit>
+              <limit name="max_connections_per_user">100000</limit>
+              <limit name="max_pending_service_starts">10000</limit>
+              <limit name="max_names_per_connection">50000</limit>
+              <limit name="max_match_rules_per_connection">50000</limit>
+              <limit name="max_replies_per_connection">50000</limit>
             </busconfig>
 
             """
         let configPath = dir + "/bus.conf"
         do {
             try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-            let (pid, address) = try PrivateBus.spawn(configPath: configPath)
+            let (pid, address) = try PrivateBus.spawn(configPath: configPath, logPath: logPath)
             self.pid = pid
             self.address = address
             self.directory = dir
@@ -108,7 +126,7 @@ public final class PrivateBus: Sendable {
 
     /// posix_spawn `dbus-daemon --config-file=… --nofork --print-address=1` in a new process
     /// group, and read the address it prints.
-    private static func spawn(configPath: String) throws -> (Int32, String) {
+    private static func spawn(configPath: String, logPath: String?) throws -> (Int32, String) {
         guard let daemon = findDaemon() else { throw DBusError.noServer("dbus-daemon not found (apt install dbus-daemon)") }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw DBusError.failed("pipe: errno \(errno)") }
@@ -121,6 +139,8 @@ public final class PrivateBus: Sendable {
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
         posix_spawn_file_actions_addclose(&actions, readEnd)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // The daemon's stderr: discarded by default (as root it warns about its fd limit every time).
+        posix_spawn_file_actions_addopen(&actions, 2, logPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)

@@ -26,6 +26,11 @@ final class PipelineBridge: Sendable {
     private let busThreadDone = DispatchSemaphore(value: 0)
     private let busThreadID = Mutex<pthread_t?>(nil)
     private let handlerID = Atomic<UInt>(0)
+    /// Serialises pipeline state commands (callers' and the bus thread's), so a reset decided
+    /// on the bus thread never hits an item loaded meanwhile. Order: commandLock, then state.
+    /// The streaming thread (about-to-finish) never takes it, so a state change may wait for
+    /// streaming threads while holding it.
+    private let commandLock = Mutex<Void>(())
 
     static let markerName = "tonearm-marker"
     static let rejectedName = "tonearm-rejected"
@@ -132,18 +137,43 @@ final class PipelineBridge: Sendable {
     var reportedState: PlaybackState { state.withLock { $0.reported ?? .stopped } }
     var rate: Double { state.withLock { $0.rate } }
 
-    func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64) {
+    /// - Parameter reload: re-open the current item at `position` instead of seeking in it (a
+    ///   seek after a gapless hand-over was prepared would jump into the next item in playbin):
+    ///   no second `.started`, tags and duration kept, `.seekCompleted` at the end.
+    func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64, reload: Bool = false) {
         guard !isShutDown.load(ordering: .acquiring) else { return }
-        // READY first: it waits for the streaming threads, so no about-to-finish runs after it.
-        _ = gst_element_set_state(playbin, GST_STATE_READY)
+        commandLock.withLock { _ in lockedLoad(item, startPaused: startPaused, at: position, reload: reload) }
+    }
+
+    private func lockedLoad(_ item: PlaybackItem, startPaused: Bool, at position: Int64, reload: Bool) {
+        // New generation first: whatever the old item still posts is dropped. Then READY, which
+        // waits for the streaming threads, so no about-to-finish runs after it. After an error
+        // playbin may keep a broken source group ("Internal data stream error" on the next
+        // item): NULL then.
+        let fully = state.withLock { s -> Bool in
+            s.generation += 1
+            s.acceptsHandOver = false
+            s.phase = .idle
+            defer { s.dirty = false }
+            return s.dirty
+        }
+        _ = gst_element_set_state(playbin, fully ? GST_STATE_NULL : GST_STATE_READY)
         let deadline = ContinuousClock.now.advanced(by: prerollTimeout)
         let (gen, needsPreroll) = state.withLock { s -> (UInt64, Bool) in
             s.generation += 1
+            s.acceptsHandOver = true
+            let (tags, duration) = (s.tags, s.lastDuration)
             s.current = item
             s.resetItem()
+            if reload {
+                s.tags = tags
+                s.lastDuration = duration
+                s.silentStart = true
+            }
             s.phase = .prerolling(deadline)
             let seekAtStart = position > 0 || s.rate != 1
             s.startSeek = seekAtStart ? max(0, position) : nil
+            s.startSeekReports = reload || position > 0
             s.playAfterStartSeek = !startPaused
             return (s.generation, seekAtStart)
         }
@@ -160,12 +190,16 @@ final class PipelineBridge: Sendable {
 
     private func resume(target: GstState) {
         guard !isShutDown.load(ordering: .acquiring) else { return }
+        commandLock.withLock { _ in lockedResume(target: target) }
+    }
+
+    private func lockedResume(target: GstState) {
         let (item, phase) = state.withLock { ($0.current, $0.phase) }
         guard let item else { return }
         switch phase {
         case .idle, .finished:
             // Stopped, failed or at the end: start the item again from the beginning.
-            load(item, startPaused: target == GST_STATE_PAUSED, at: 0)
+            lockedLoad(item, startPaused: target == GST_STATE_PAUSED, at: 0, reload: false)
         case .prerolling, .running:
             state.withLock { s in
                 if case .prerolling = s.phase, s.startSeek != nil { s.playAfterStartSeek = target == GST_STATE_PLAYING }
@@ -179,14 +213,17 @@ final class PipelineBridge: Sendable {
 
     func stop() {
         guard !isShutDown.load(ordering: .acquiring) else { return }
-        _ = gst_element_set_state(playbin, GST_STATE_READY)
-        let gen = state.withLock { s -> UInt64 in
-            s.generation += 1
-            s.resetItem()
-            s.phase = .idle
-            return s.generation
+        commandLock.withLock { _ in
+            let (gen, fully) = state.withLock { s -> (UInt64, Bool) in
+                s.generation += 1
+                s.resetItem()
+                s.phase = .idle
+                defer { s.dirty = false }
+                return (s.generation, s.dirty)
+            }
+            _ = gst_element_set_state(playbin, fully ? GST_STATE_NULL : GST_STATE_READY)
+            postMarker(gen, announceStopped: true)
         }
-        postMarker(gen, announceStopped: true)
     }
 
     func seek(to nanoseconds: Int64) -> Bool {
@@ -203,20 +240,46 @@ final class PipelineBridge: Sendable {
         }
         guard tn_state_current(playbin).rawValue >= GST_STATE_PAUSED.rawValue else { return false }
         if let seekable = querySeekable(), !seekable { return false }
+        if reloadIfHandOverPrepared(at: position) { return true }
         return performSeek(position, rate: rate)
     }
 
-    /// A flushing, accurate seek; the bus thread reports `.seekCompleted` at ASYNC_DONE.
-    private func performSeek(_ position: Int64, rate: Double) -> Bool {
+    /// After about-to-finish has handed the next URI over, a flushing seek makes playbin drop
+    /// the rest of the current item and play the next one. Re-open the current item at the
+    /// position instead; about-to-finish will ask for the next item again.
+    private func reloadIfHandOverPrepared(at position: Int64) -> Bool {
+        // Checked and blocked in one step: no hand-over can slip in before the seek is issued.
+        let (item, prepared) = state.withLock { s in
+            let prepared = !s.pending.isEmpty
+            if !prepared { s.seekIssuing = true }
+            return (s.current, prepared)
+        }
+        guard prepared, let item else { return false }
+        let paused = tn_state_target(playbin) != GST_STATE_PLAYING
+        logger.debug("seek with a hand-over prepared: re-opening \(item) at \(position) ns")
+        load(item, startPaused: paused, at: position, reload: true)
+        return true
+    }
+
+    /// A flushing, accurate seek; the bus thread reports `.seekCompleted` at ASYNC_DONE
+    /// (unless `silent`).
+    private func performSeek(_ position: Int64, rate: Double, silent: Bool = false) -> Bool {
         state.withLock { s in
             s.seekInFlight = true
+            s.seekIsSilent = silent
             if case .finished = s.phase { s.phase = .running } // seeking back after EOS plays again
         }
-        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
-        let ok = gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
-                                  GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
+        let ok = issueSeek(position, rate: rate)
         if !ok { state.withLock { $0.seekInFlight = false } }
         return ok
+    }
+
+    private func issueSeek(_ position: Int64, rate: Double) -> Bool {
+        state.withLock { $0.seekIssuing = true }
+        defer { state.withLock { $0.seekIssuing = false } }
+        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
+        return gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
+                                GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
     }
 
     func setRate(_ rate: Double) -> Bool {
@@ -233,7 +296,9 @@ final class PipelineBridge: Sendable {
         case .running, .finished: break
         }
         guard tn_state_current(playbin).rawValue >= GST_STATE_PAUSED.rawValue else { return true }
-        return performSeek(position ?? 0, rate: r)
+        let at = position ?? 0
+        if reloadIfHandOverPrepared(at: at) { return true }
+        return performSeek(at, rate: r)
     }
 
     var volume: Double { tn_object_get_double(playbin, "volume") }
@@ -290,18 +355,32 @@ final class PipelineBridge: Sendable {
         post(Self.markerName, fields: "gen=(guint64)\(generation), stopped=(boolean)\(announceStopped ? "true" : "false")")
     }
 
-    /// Internal reset after a failure or a stalled drain: READY, new generation, no state event.
-    private func resetToReady() {
-        _ = gst_element_set_state(playbin, GST_STATE_READY)
-        let gen = state.withLock { s -> UInt64 in
-            s.generation += 1
-            s.pending = []
-            s.draining = nil
-            s.seekInFlight = false
-            s.startSeek = nil
-            return s.generation
+    /// Runs `body` under the command lock if nothing was loaded or stopped since generation
+    /// `gen` (bus-thread actions decided on an older state are dropped).
+    private func ifStill(_ gen: UInt64, _ body: () -> Void) {
+        commandLock.withLock { _ in
+            guard state.withLock({ $0.generation == gen }) else { return }
+            body()
         }
-        postMarker(gen, announceStopped: false)
+    }
+
+    /// Internal reset after a failure or a stalled drain: NULL (READY is not enough after an
+    /// error: playbin keeps a broken source group), new generation, no state event. Skipped
+    /// when something else was loaded since generation `gen`.
+    private func resetToReady(ifStill gen: UInt64) {
+        ifStill(gen) {
+            let next = state.withLock { s -> UInt64 in
+                s.generation += 1
+                s.pending = []
+                s.draining = nil
+                s.seekInFlight = false
+                s.startSeek = nil
+                s.dirty = false
+                return s.generation
+            }
+            _ = gst_element_set_state(playbin, GST_STATE_NULL)
+            postMarker(next, announceStopped: false)
+        }
     }
 
     // MARK: - about-to-finish (GStreamer streaming thread)
@@ -309,13 +388,23 @@ final class PipelineBridge: Sendable {
     private func aboutToFinish() {
         guard !isShutDown.load(ordering: .acquiring) else { return }
         let (finishing, gen) = state.withLock { s in (s.pending.last ?? s.current, s.generation) }
+        // A hand-over made before a flushing seek has gone through makes playbin play the next
+        // item from the seek position. So none from the moment a seek is decided until
+        // gst_element_seek returns; about-to-finish fires again once the item drains after the
+        // seek. (If that drain happened inside gst_element_seek, as with a seek into the last
+        // second or a very short file, this item ends with EOS → .finished instead: not
+        // gapless, but never the wrong item.)
+        if state.withLock({ $0.startSeek != nil || $0.seekIssuing }) {
+            logger.debug("about-to-finish during a seek: no hand-over")
+            return
+        }
         guard let finishing, let provider = provider.withLock({ $0 }) else { return }
         guard let next = provider(finishing) else { return }
-        if let problem = Self.precheck(next.uri) {
+        if let problem = Self.precheck(next.uri, typefind: true) {
             // Handing over a missing file stalls the pipeline; refuse it now and let the
             // current item end normally (EOS → .finished).
             let accepted = state.withLock { s -> Bool in
-                guard s.generation == gen else { return false }
+                guard s.generation == gen, s.acceptsHandOver else { return false }
                 s.rejected.append((next, problem))
                 return true
             }
@@ -323,7 +412,7 @@ final class PipelineBridge: Sendable {
             return
         }
         let accepted = state.withLock { s -> Bool in
-            guard s.generation == gen else { return false }
+            guard s.generation == gen, s.acceptsHandOver else { return false }
             s.pending.append(next)
             return true
         }
@@ -333,8 +422,10 @@ final class PipelineBridge: Sendable {
         }
     }
 
-    /// Cheap check of a file URI before a gapless hand-over: it must exist and be readable.
-    static func precheck(_ uri: String) -> PlaybackError? {
+    /// Cheap check of a file URI before a gapless hand-over: it must exist, be readable and
+    /// (with `typefind`) its first 64 KiB must look like media. A bad next item handed over
+    /// stalls playbin, sometimes before the current item is even heard.
+    static func precheck(_ uri: String, typefind: Bool = false) -> PlaybackError? {
         guard uri.hasPrefix("file:") else { return nil }
         guard let path = g_filename_from_uri(uri, nil, nil) else {
             return PlaybackError(domain: "resource", code: 3, message: "Resource not found.", debug: "invalid file URI: \(uri)")
@@ -344,6 +435,20 @@ final class PipelineBridge: Sendable {
             return PlaybackError(domain: "resource", code: errno == EACCES ? 6 : 3,
                                  message: errno == EACCES ? "Could not open resource for reading." : "Resource not found.",
                                  debug: "\(String(cString: path)): \(String(cString: strerror(errno)))")
+        }
+        guard typefind else { return nil }
+        var probability: guint = 0
+        guard let name = tn_typefind_file(path, 65_536, &probability) else {
+            // GST_STREAM_ERROR_TYPE_NOT_FOUND, as playback would report it.
+            return PlaybackError(domain: "stream", code: 4, message: "Could not determine type of stream.",
+                                 debug: "typefind found nothing in \(String(cString: path))")
+        }
+        defer { g_free(name) }
+        let type = String(cString: name)
+        if type.hasPrefix("image/") || type.hasPrefix("text/") || type.hasPrefix("video/x-raw") {
+            // GST_STREAM_ERROR_WRONG_TYPE
+            return PlaybackError(domain: "stream", code: 6, message: "Not an audio file (\(type)).",
+                                 debug: String(cString: path))
         }
         return nil
     }
@@ -398,21 +503,41 @@ final class PipelineBridge: Sendable {
             handleAsyncDone()
 
         case GST_MESSAGE_STREAM_START:
+            // playbin gives every source group (URI) its own group id. A flushing seek makes the
+            // sink see the same stream-start again (same group id): that is not a new item.
+            var groupID: guint = 0
+            let hasGroup = gst_message_parse_group_id(message, &groupID) != 0
+            let group: UInt32? = hasGroup ? UInt32(groupID) : nil
+            var rateToApply: Double?
             let event = state.withLock { s -> PlaybackEvent? in
                 if !s.started, let current = s.current {
                     s.started = true
+                    s.currentGroup = group
+                    if s.silentStart {
+                        s.silentStart = false
+                        return nil
+                    }
                     return .started(current)
                 }
+                if let group, group == s.currentGroup { return nil }
+                if group == nil, s.seekInFlight { return nil }
                 guard !s.pending.isEmpty else { return nil }
                 let next = s.pending.removeFirst()
+                s.currentGroup = group
                 s.current = next
                 s.tags = StreamTags()
                 s.lastDuration = nil
+                if s.rate != 1 { rateToApply = s.rate }
                 return .started(next)
             }
             if let event {
                 if case .started(let item) = event { logger.debug("started \(item)") }
                 emit([event] + durationEvents())
+            }
+            if let rateToApply {
+                // playbin starts every new stream at rate 1: carry the rate over (the stream has
+                // just started; the position query may still answer for the previous one).
+                _ = performSeek(0, rate: rateToApply, silent: true)
             }
 
         case GST_MESSAGE_DURATION_CHANGED:
@@ -504,12 +629,16 @@ final class PipelineBridge: Sendable {
         var action = Action.none
         var events: [PlaybackEvent] = []
         let position = self.position ?? 0
+        var gen: UInt64 = 0
         state.withLock { s in
+            gen = s.generation
             if case .prerolling = s.phase {
                 s.phase = .running
                 if let seek = s.startSeek {
                     s.startSeek = nil
+                    s.seekIssuing = true // until issueSeek returns
                     s.seekInFlight = true
+                    s.seekIsSilent = !s.startSeekReports
                     s.startSeekInFlight = true
                     action = .startSeek(seek, s.rate)
                 }
@@ -521,17 +650,16 @@ final class PipelineBridge: Sendable {
                 s.startSeekInFlight = false
                 if s.playAfterStartSeek { action = .setState(GST_STATE_PLAYING) }
             }
-            if let current = s.current {
+            if let current = s.current, !s.seekIsSilent {
                 events.append(.seekCompleted(current, position))
             }
+            s.seekIsSilent = false
         }
         switch action {
         case .none: break
         case .startSeek(let position, let rate):
-            let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
-            let ok = gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
-                                      GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
-            if !ok {
+            ifStill(gen) {
+                guard !issueSeek(position, rate: rate) else { return }
                 // Unseekable (e.g. MIDI): start from the beginning instead.
                 logger.debug("start seek to \(position) ns refused; starting at 0")
                 let play = state.withLock { s -> Bool in
@@ -542,7 +670,7 @@ final class PipelineBridge: Sendable {
                 if play { _ = gst_element_set_state(playbin, GST_STATE_PLAYING) }
             }
         case .setState(let target):
-            _ = gst_element_set_state(playbin, target)
+            ifStill(gen) { _ = gst_element_set_state(playbin, target) }
         }
         events += durationEvents()
         // A settled pipeline whose state equals its target: report it (deduplicated).
@@ -559,18 +687,19 @@ final class PipelineBridge: Sendable {
     }
 
     private func handleError(_ error: PlaybackError, source: UnsafeMutablePointer<GstObject>?) {
-        enum Outcome { case ignore, nextFailed(PlaybackItem), currentFailed(PlaybackItem) }
+        enum Outcome { case ignore, nextFailed(PlaybackItem), currentFailed(PlaybackItem, UInt64) }
         let sourcePath = source.flatMap { src -> String? in
             guard let p = tn_object_path(src) else { return nil }
             defer { g_free(p) }
             return String(cString: p)
         } ?? "?"
         let outcome = state.withLock { s -> Outcome in
+            s.dirty = true
             if s.draining != nil { return .ignore } // more errors from the refused next item
             if !s.pending.isEmpty {
                 let bad = s.pending.removeFirst()
                 s.pending = []
-                s.draining = Drain(lastPosition: nil, lastAdvance: .now)
+                s.draining = Drain(lastPosition: nil, lastAdvance: .now, duration: s.lastDuration ?? nil)
                 return .nextFailed(bad)
             }
             guard let current = s.current else { return .ignore }
@@ -578,7 +707,7 @@ final class PipelineBridge: Sendable {
             case .idle, .finished: return .ignore
             case .prerolling, .running:
                 s.phase = .idle
-                return .currentFailed(current)
+                return .currentFailed(current, s.generation)
             }
         }
         switch outcome {
@@ -587,33 +716,33 @@ final class PipelineBridge: Sendable {
         case .nextFailed(let item):
             logger.info("next item \(item) failed during gapless hand-over (\(error)); letting the current item finish")
             emit([.failed(item, error)])
-        case .currentFailed(let item):
+        case .currentFailed(let item, let gen):
             logger.info("\(item) failed: \(error) [\(sourcePath)]")
             emit([.failed(item, error)])
-            resetToReady()
+            resetToReady(ifStill: gen)
         }
     }
 
     private func handleBuffering(_ percent: Int) {
         let target = tn_state_target(playbin)
-        let change = state.withLock { s -> GstState? in
+        let (change, gen) = state.withLock { s -> (GstState?, UInt64) in
             if percent < 100, !s.buffering, target == GST_STATE_PLAYING, case .running = s.phase {
                 s.buffering = true
-                return GST_STATE_PAUSED
+                return (GST_STATE_PAUSED, s.generation)
             }
             if percent >= 100, s.buffering {
                 s.buffering = false
-                return GST_STATE_PLAYING
+                return (GST_STATE_PLAYING, s.generation)
             }
-            return nil
+            return (nil, s.generation)
         }
-        if let change { _ = gst_element_set_state(playbin, change) }
+        if let change { ifStill(gen) { _ = gst_element_set_state(playbin, change) } }
     }
 
     private func durationEvents() -> [PlaybackEvent] {
         let d = duration
         return state.withLock { s -> [PlaybackEvent] in
-            guard let current = s.current, s.started else { return [] }
+            guard let current = s.current, s.started, s.draining == nil, s.pending.isEmpty else { return [] }
             if let last = s.lastDuration, last == d { return [] }
             s.lastDuration = .some(d)
             return [.durationChanged(current, d)]
@@ -630,17 +759,17 @@ final class PipelineBridge: Sendable {
         }
         guard sameGen else { return }
         if prerollExpired {
-            let item = state.withLock { s -> PlaybackItem? in
-                guard case .prerolling = s.phase else { return nil }
+            let (item, gen) = state.withLock { s -> (PlaybackItem?, UInt64) in
+                guard case .prerolling = s.phase else { return (nil, s.generation) }
                 s.phase = .idle
-                return s.current
+                return (s.current, s.generation)
             }
             if let item {
                 let seconds = Double(prerollTimeout.components.seconds) + Double(prerollTimeout.components.attoseconds) / 1e18
                 let error = PlaybackError.timedOut(seconds)
                 logger.info("\(item) failed: \(error)")
                 emit([.failed(item, error)])
-                resetToReady()
+                resetToReady(ifStill: gen)
             }
             return
         }
@@ -649,9 +778,10 @@ final class PipelineBridge: Sendable {
         // Target, not current state: a sink without sync can render everything while the
         // pipeline is still on its way to PLAYING.
         let playing = tn_state_target(playbin) == GST_STATE_PLAYING
-        let pos = position, dur = duration
-        logger.info("DRAIN state=\(tn_state_current(playbin).rawValue) target=\(tn_state_target(playbin).rawValue) pos=\(String(describing: pos)) dur=\(String(describing: dur))")
+        let pos = position
+        var gen: UInt64 = 0
         let finished = state.withLock { s -> PlaybackItem? in
+            gen = s.generation
             guard var drain = s.draining, let current = s.current else { return nil }
             let now = ContinuousClock.now
             if !playing {
@@ -664,7 +794,9 @@ final class PipelineBridge: Sendable {
                 drain.lastAdvance = now
             }
             s.draining = drain
-            let atEnd = pos != nil && dur != nil && pos! >= dur! - 20_000_000
+            // The duration as known before the hand-over: a duration query now may answer for
+            // the failed next item.
+            let atEnd = pos != nil && drain.duration != nil && pos! >= drain.duration! - 20_000_000
             let stalled = now - drain.lastAdvance > .milliseconds(600)
             guard atEnd || stalled else { return nil }
             s.draining = nil
@@ -674,7 +806,7 @@ final class PipelineBridge: Sendable {
         if let finished {
             logger.debug("finished \(finished) after a failed hand-over")
             emit([.finished(finished)])
-            resetToReady()
+            resetToReady(ifStill: gen)
         }
     }
 
@@ -702,6 +834,8 @@ enum Phase {
 struct Drain {
     var lastPosition: Int64?
     var lastAdvance: ContinuousClock.Instant
+    /// The current item's duration when the hand-over failed.
+    var duration: Int64?
 }
 
 struct BridgeState {
@@ -713,14 +847,28 @@ struct BridgeState {
     /// Next items refused before the hand-over (missing file), to report as failed.
     var rejected: [(PlaybackItem, PlaybackError)] = []
     var started = false
+    /// The stream-start group id of the current item, when playbin gave one.
+    var currentGroup: UInt32?
     var phase: Phase = .idle
     var startSeek: Int64?
+    /// Whether the start seek ends with `.seekCompleted` (a restore or a reload, not a bare rate).
+    var startSeekReports = false
     var startSeekInFlight = false
+    /// Internal seek (rate carried over a hand-over): no `.seekCompleted`.
+    var seekIsSilent = false
+    /// A seek is decided and gst_element_seek has not returned yet: no hand-over meanwhile.
+    var seekIssuing = false
+    /// A reload of the same item: its STREAM_START is not a new `.started`.
+    var silentStart = false
     var playAfterStartSeek = true
     var seekInFlight = false
     var buffering = false
     var rate: Double = 1
-    var reported: PlaybackState?
+    var reported: PlaybackState? = .stopped
+    /// An error happened since the last NULL: the next load/stop goes through NULL.
+    var dirty = false
+    /// False while a load is replacing the item: about-to-finish must not hand over.
+    var acceptsHandOver = true
     var lastDuration: Int64??
     var tags = StreamTags()
     var draining: Drain?
@@ -729,9 +877,14 @@ struct BridgeState {
         pending = []
         rejected = []
         started = false
+        currentGroup = nil
         startSeek = nil
         startSeekInFlight = false
+        startSeekReports = false
         seekInFlight = false
+        seekIsSilent = false
+        seekIssuing = false
+        silentStart = false
         buffering = false
         lastDuration = nil
         tags = StreamTags()

@@ -64,9 +64,9 @@ public struct Configuration: Sendable, Equatable {
             case ("audio-sink", _):
                 throw TonearmError("InvalidConfig", "\(origin): audio-sink must be a string such as \"autoaudiosink\"")
             case ("tick-interval", .double(let seconds)):
-                config.tickInterval = try tickInterval(seconds: seconds, origin: origin)
+                config.tickInterval = try parseTickInterval(seconds: seconds, origin: origin)
             case ("tick-interval", .int(let seconds)):
-                config.tickInterval = try tickInterval(seconds: Double(seconds), origin: origin)
+                config.tickInterval = try parseTickInterval(seconds: Double(seconds), origin: origin)
             case ("tick-interval", _):
                 throw TonearmError("InvalidConfig", "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
             case ("plugins", .table(let plugins)):
@@ -87,7 +87,8 @@ public struct Configuration: Sendable, Equatable {
     /// The allowed range of the tick interval.
     public static let tickIntervalRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(60)
 
-    static func tickInterval(seconds: Double, origin: String) throws -> Duration {
+    /// Checks a tick interval given in seconds (from the file or a flag).
+    public static func parseTickInterval(seconds: Double, origin: String) throws -> Duration {
         let interval = Duration.milliseconds(Int64((seconds * 1000).rounded()))
         guard seconds.isFinite, tickIntervalRange.contains(interval) else {
             throw TonearmError("InvalidConfig", "\(origin): tick-interval must be between 0.01 and 60 seconds, not \(seconds)")

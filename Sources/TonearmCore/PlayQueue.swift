@@ -85,6 +85,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
         return true
     }
 
+    @discardableResult
     public mutating func insert(_ new: [Track], at position: Position) -> Bool {
         var rng = SystemRandomNumberGenerator()
         return insert(new, at: position, using: &rng)

@@ -38,11 +38,7 @@ public actor Player {
     private var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
 
     /// What `about-to-finish` reads on a GStreamer thread: the entry after the current one.
-    private let handover = Mutex<Handover>(Handover())
-    private struct Handover: Sendable {
-        var current: UInt64?
-        var next: PlaybackItem?
-    }
+    private let handover = HandoverSnapshot()
 
     public init(engine: PlaybackEngine, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), logger: Logger = Logger(label: "tonearm.player")) {
@@ -57,14 +53,7 @@ public actor Player {
 
     /// Starts listening to the engine; call once.
     public func start() {
-        engine.setNextItemProvider { [handover] finishing in
-            handover.withLock { h -> PlaybackItem? in
-                guard h.current == finishing.token, let next = h.next else { return nil }
-                // A next file that vanished would stall the pipeline; let the track end normally instead.
-                if let url = URL(string: next.uri), url.isFileURL, access(url.path, R_OK) != 0 { return nil }
-                return next
-            }
-        }
+        engine.setNextItemProvider { [handover] finishing in handover.next(after: finishing) }
         let engineEvents = engine.events
         Task { [weak self] in
             for await event in engineEvents {
@@ -397,7 +386,7 @@ public actor Player {
         switch event {
         case .started(let item):
             let id = TrackID(serial: item.token)
-            let isHandover = handover.withLock { $0.next?.token == item.token } && loaded != id
+            let isHandover = handover.pendingToken == item.token && loaded != id
             guard loaded == id || isHandover else { return }
             let repeated = heard == id
             heard = id
@@ -524,7 +513,7 @@ public actor Player {
         queue.clear()
         failed = []
         let tracks = resolved.map { queue.makeTrack($0.0) }
-        queue.insert(tracks, at: .end)
+        _ = queue.insert(tracks, at: .end)
         queue.setCurrent(queue.playOrder.first)
         for (track, (_, plugin)) in zip(tracks, resolved) { enrichQueue?.yield((track.id, plugin)) }
         eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
@@ -594,7 +583,7 @@ public actor Player {
             guard loaded != nil, let track = queue.track(id), let serial = id.serial else { return nil }
             return PlaybackItem(uri: track.uri, token: serial)
         }
-        handover.withLock { $0 = Handover(current: current, next: next) }
+        handover.set(current: current, next: next)
     }
 
     private func applyMetadata(_ id: TrackID, _ metadata: TrackMetadata) {

@@ -57,13 +57,8 @@ indirect enum JSONValue {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
         case .number(let value):
-            if !value.isFinite {
-                output += "null"
-            } else if value == value.rounded(), abs(value) < 1e15 {
-                output += String(Int64(value))
-            } else {
-                output += String(value)
-            }
+            // Always with a fraction or exponent ("296.0"), so readers see a double.
+            output += value.isFinite ? String(value) : "null"
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let values):
             output += "["

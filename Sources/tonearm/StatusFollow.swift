@@ -89,6 +89,8 @@ final class LiveDisplay {
     let live: Bool
     let json: Bool
     private var ended = false
+    /// The line on screen, redrawn on the way out (over a `^C` echo).
+    private var lastLine = ""
 
     init(live: Bool, json: Bool) {
         self.live = live
@@ -102,7 +104,8 @@ final class LiveDisplay {
     /// On a terminal every change redraws; otherwise only ticks (and the first state) print.
     func show(_ state: PlayerState, isTick: Bool = true) {
         if live {
-            Output.out("\r\u{1B}[2K" + FollowLine.render(state, columns: Output.terminalColumns ?? 80))
+            lastLine = FollowLine.render(state, columns: Output.terminalColumns ?? 80)
+            Output.out("\r\u{1B}[2K" + lastLine)
         } else if isTick {
             Output.line(json ? Status.json(state).serialized : FollowLine.render(state, columns: nil))
         }
@@ -112,7 +115,7 @@ final class LiveDisplay {
     func end() {
         guard live, !ended else { return }
         ended = true
-        Output.out("\u{1B}[?25h\n")
+        Output.out("\r\u{1B}[2K" + lastLine + "\u{1B}[?25h\n")
     }
 }
 
@@ -149,8 +152,8 @@ enum FollowLine {
         }
     }
 
-    /// The line for `state`, fitted into `columns` (minus one, so that the terminal
-    /// never wraps) when given.
+    /// The line for `state`, fitted into `columns` (minus two, so that neither the line
+    /// nor a `^C` echoed after it wraps) when given.
     static func render(_ state: PlayerState, columns: Int?) -> String {
         let metadata = state.metadata
         let name = metadata.displayName ?? (metadata.trackId == nil ? "nothing playing" : "unknown track")
@@ -161,7 +164,7 @@ enum FollowLine {
         guard let columns else {
             return head + name + "  " + bar(state.position, length, width: barWidth) + "  " + time
         }
-        let room = max(columns - 1, 1)
+        let room = max(columns - 2, 1)
         // Shrink the bar, then the name, then drop the bar, then cut the whole line.
         var width = barWidth
         func fixed(_ width: Int) -> Int { head.count + 2 + (width + 2) + 2 + time.count }

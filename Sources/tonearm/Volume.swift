@@ -4,7 +4,7 @@ struct Volume: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print or set the volume.",
         discussion: """
-            With no argument, prints the volume as a percentage. V is 0–100 (percent; a \
+            With no argument, prints the volume as a percentage. LEVEL is 0–100 (percent; a \
             trailing % is allowed), or +N / -N to step it up or down by N percent (kept within \
             0–100). Prints the new volume after setting it.
 
@@ -12,7 +12,7 @@ struct Volume: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("0–100, or +N / -N percent.", valueName: "v"))
+    @Argument(help: ArgumentHelp("0–100, or +N / -N percent.", valueName: "level"))
     var value: String?
 
     enum Change: Equatable {

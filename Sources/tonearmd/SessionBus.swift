@@ -17,8 +17,7 @@ struct SessionBus {
         }
         let bus = try PrivateBus.start()
         setenv("DBUS_SESSION_BUS_ADDRESS", bus.address, 1)
-        print("DBUS_SESSION_BUS_ADDRESS=\(bus.address)")
-        fflush(stdout)
+        FileHandle.standardOutput.write(Data("DBUS_SESSION_BUS_ADDRESS=\(bus.address)\n".utf8))
         logger.notice("no session bus: started a private one; run clients with DBUS_SESSION_BUS_ADDRESS='\(bus.address)'")
         return SessionBus(connection: try DBusConnection.connect(address: bus.address), privateBus: bus)
     }

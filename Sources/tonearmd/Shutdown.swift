@@ -5,7 +5,8 @@ import TonearmCore
 /// Saves state and ends the run on SIGTERM, SIGINT, SIGHUP or MPRIS Quit.
 final class Shutdown: Sendable {
     let player: Player
-    private let sources: [any DispatchSourceSignal]
+    // Dispatch sources are thread-safe; they are only resumed once, here.
+    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
 
     init(player: Player) {
         self.player = player

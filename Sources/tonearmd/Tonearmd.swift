@@ -35,6 +35,15 @@ struct Tonearmd: AsyncParsableCommand {
     var verbose = false
 
     func run() async throws {
+        do {
+            try await serve()
+        } catch let failure as Failure {
+            FileHandle.standardError.write(Data("tonearmd: \(failure.message)\n".utf8))
+            throw ExitCode(failure.code)
+        }
+    }
+
+    func serve() async throws {
         let level: Logger.Level = verbose ? .debug : .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -52,7 +61,7 @@ struct Tonearmd: AsyncParsableCommand {
                 settings.sources["audio-sink"] = .commandLine
             }
             if let tickInterval {
-                settings.tickInterval = try Configuration.tickInterval(seconds: tickInterval, origin: "--tick-interval")
+                settings.tickInterval = try Configuration.parseTickInterval(seconds: tickInterval, origin: "--tick-interval")
                 settings.sources["tick-interval"] = .commandLine
             }
         } catch let error as TonearmError {
@@ -123,8 +132,4 @@ struct Failure: Error, CustomStringConvertible {
     let message: String
     let code: Int32
     var description: String { message }
-}
-
-extension Failure: LocalizedError {
-    var errorDescription: String? { message }
 }

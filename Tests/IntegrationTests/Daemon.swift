@@ -59,7 +59,7 @@ final class Daemon: @unchecked Sendable {
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
         p.arguments = args + arguments
         p.environment = environment
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
         log.seekToEndOfFile()
         p.standardOutput = log

@@ -24,7 +24,7 @@ struct PlaybackEngineTests {
         #expect(audio.rate == 44_100)
         #expect(abs(audio.samples.count - samples.count) <= 44) // ±1 ms
         #expect(audio.samples.map { abs(Int($0)) }.max() ?? 0 > 10_000)
-        #expect(audio.samples == samples)
+        #expect(audio.samples == samples, "not rendered exactly")
     }
 
     @Test("gapless: two WAVs cut from one sine join with no gap and no jump")
@@ -50,7 +50,7 @@ struct PlaybackEngineTests {
         let audio = try Wav.read(output)
         #expect(audio.samples.count == whole.count)
         #expect(continuityProblems(audio.samples, slope: maxSlope()) == [])
-        #expect(audio.samples == whole)
+        #expect(audio.samples == whole, "not rendered exactly")
     }
 
     @Test("gapless: FLAC files made by flacenc join sample-exactly")
@@ -101,17 +101,22 @@ struct PlaybackEngineTests {
         #expect(failures.first?.0 == garbage)
         #expect(failures.first?.1.domain == "stream")
         #expect(log.events.started == [a])
-        // A was heard completely.
+        // A was heard completely. The engine resets the stalled pipeline to NULL right after
+        // .finished, which closes the file sink (do not stop(): NULL→READY reopens and truncates).
+        let complete = 44 + aSamples.count * 2
+        for _ in 0..<200 where (try? Data(contentsOf: output))?.count ?? 0 < complete {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let first = try Wav.read(output)
         #expect(first.samples.count == aSamples.count)
-        #expect(first.samples == aSamples)
+        #expect(first.samples == aSamples, "A was not rendered exactly")
         // Then B plays.
         engine.load(b)
         #expect(await log.waitFor(.finished(b)))
         engine.shutdown()
         #expect(log.events.started == [a, b])
         let second = try Wav.read(output)
-        #expect(second.samples == bSamples)
+        #expect(second.samples == bSamples, "B was not rendered exactly")
     }
 
     @Test("a missing next item is refused before hand-over; current ends normally")
@@ -140,12 +145,18 @@ struct PlaybackEngineTests {
         engine.load(missing)
         #expect(await log.wait { !$0.failures.isEmpty })
         try? await Task.sleep(for: .milliseconds(200))
-        engine.shutdown()
         let failures = log.events.failures
         #expect(failures.count == 1)
         #expect(failures.first?.0 == missing)
         #expect(failures.first?.1.domain == "resource")
         #expect(log.events.started.isEmpty)
+        // The engine recovers: a good file plays next.
+        let goodURL = dir.appendingPathComponent("good.wav")
+        try Wav.write(sine(range: 0..<4_410), to: goodURL)
+        let good = item(goodURL, 8)
+        engine.load(good)
+        #expect(await log.waitFor(.finished(good)))
+        engine.shutdown()
     }
 
     @Test("random bytes → stream error 'Could not determine type of stream'")
@@ -159,11 +170,17 @@ struct PlaybackEngineTests {
         let noise = item(url, 1)
         engine.load(noise)
         #expect(await log.wait { !$0.failures.isEmpty })
-        engine.shutdown()
         let failure = try #require(log.events.failures.first)
         #expect(failure.0 == noise)
         #expect(failure.1.domain == "stream")
         #expect(failure.1.message.contains("Could not determine type of stream"))
+        let goodURL = dir.appendingPathComponent("good.wav")
+        try Wav.write(sine(range: 0..<4_410), to: goodURL)
+        let good = item(goodURL, 2)
+        engine.load(good)
+        #expect(await log.waitFor(.finished(good)))
+        engine.shutdown()
+        #expect(log.events.failures.count == 1, "\(log.events.failures)")
     }
 
     @Test("truncated Ogg → a failure, not a hang")

@@ -28,12 +28,12 @@ enum Wav {
     }
 
     /// Reads a 16-bit PCM WAV; tolerates a header whose sizes were never finalised.
-    static func read(_ url: URL) throws -> Audio {
+    static func read(_ url: URL, _ label: String = "", line: Int = #line) throws -> Audio {
         let bytes = [UInt8](try Data(contentsOf: url))
         func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
         func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
         guard bytes.count >= 12, String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF" else {
-            throw TestFailure("not a WAV file: \(url.path) (\(bytes.count) bytes)")
+            throw TestFailure("not a WAV file (read at line \(line)): \(url.path) (\(bytes.count) bytes)")
         }
         var offset = 12, rate = 0, channels = 1, bits = 16
         while offset + 8 <= bytes.count {

@@ -16,7 +16,8 @@ struct SeededGenerator: RandomNumberGenerator {
 func makeQueue(_ count: Int) -> PlayQueue {
     var q = PlayQueue()
     let tracks = (0..<count).map { q.makeTrack(TrackMetadata(url: "file:///t\($0).wav")) }
-    #expect(q.insert(tracks, at: .end))
+    let inserted = q.insert(tracks, at: .end)
+    #expect(inserted)
     q.setCurrent(tracks.first?.id)
     return q
 }
@@ -89,12 +90,16 @@ func makeQueue(_ count: Int) -> PlayQueue {
         let t = q.makeTrack(TrackMetadata(url: "file:///n.wav"))
         q.insert([t], at: .afterCurrent)
         #expect(q.ids == [ids[0], ids[1], t.id, ids[2]])
-        #expect(q.move(ids[2], after: nil))
+        let moved = q.move(ids[2], after: nil)
+        #expect(moved)
         #expect(q.ids == [ids[2], ids[0], ids[1], t.id])
-        #expect(!q.move(ids[0], after: TrackID(path: "/nope")))
-        #expect(q.remove(ids[1]))
+        let movedAfterUnknown = q.move(ids[0], after: TrackID(path: "/nope"))
+        #expect(!movedAfterUnknown)
+        let removed = q.remove(ids[1])
+        #expect(removed)
         #expect(q.currentID == t.id, "removing the current track makes the following one current")
-        #expect(!q.remove(ids[1]))
+        let removedAgain = q.remove(ids[1])
+        #expect(!removedAgain)
         q.clear()
         #expect(q.isEmpty && q.currentID == nil)
     }

@@ -1,0 +1,125 @@
+import Foundation
+import Playback
+import Testing
+
+/// Behaviour against a clock-synchronised sink (how the daemon really plays).
+@Suite("PlaybackEngine in real time")
+struct RealTimeTests {
+    @Test("gapless with a synchronised sink: one .started per item, position restarts for the next item")
+    func gaplessRealTime() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        let whole = sine(range: 0..<(44_100 + 22_050))
+        try Wav.write(Array(whole[0..<44_100]), to: aURL)
+        try Wav.write(Array(whole[44_100...]), to: bURL)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let a = item(aURL, 1), b = item(bURL, 2)
+        engine.setNextItemProvider { $0 == a ? b : nil }
+        let start = ContinuousClock.now
+        engine.load(a)
+        #expect(await log.waitFor(.started(b)))
+        let switchedAfter = ContinuousClock.now - start
+        let position = try #require(engine.position)
+        #expect(engine.currentItem == b)
+        #expect(await log.waitFor(.finished(b)))
+        let total = ContinuousClock.now - start
+        engine.shutdown()
+        #expect(switchedAfter > .milliseconds(900) && switchedAfter < .milliseconds(1_400))
+        #expect(position < 300_000_000, "position should restart for the next item, got \(position)")
+        #expect(total > .milliseconds(1_400) && total < .milliseconds(2_200))
+        #expect(log.events.started == [a, b])
+        #expect(log.events.contains(.durationChanged(b, 500_000_000)))
+        #expect(!log.events.contains(.finished(a)))
+        #expect(log.events.states == [.playing])
+    }
+
+    @Test("failed hand-over (next item decodes badly) with a synchronised sink: the current item plays to its real end")
+    func failedHandOverRealTime() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        try Wav.write(sine(range: 0..<(3 * 22_050)), to: aURL) // 1.5 s
+        try Wav.write(sine(range: 0..<8_820), to: bURL)
+        // Looks like Ogg to typefind (so it is handed over) but fails to decode.
+        let wav = dir.appendingPathComponent("src.wav"), ogg = dir.appendingPathComponent("src.ogg")
+        try Wav.write(sine(range: 0..<44_100), to: wav)
+        try runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
+        let garbageURL = dir.appendingPathComponent("truncated.ogg")
+        try Data(contentsOf: ogg).prefix(300).write(to: garbageURL)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let a = item(aURL, 1), garbage = item(garbageURL, 2), b = item(bURL, 3)
+        engine.setNextItemProvider { $0 == a ? garbage : nil }
+        let start = ContinuousClock.now
+        engine.load(a)
+        #expect(await log.wait { !$0.failures.isEmpty })
+        let failedAfter = ContinuousClock.now - start
+        #expect(await log.waitFor(.finished(a)))
+        let finishedAfter = ContinuousClock.now - start
+        #expect(failedAfter < .milliseconds(1_200))
+        #expect(finishedAfter > .milliseconds(1_450) && finishedAfter < .milliseconds(2_300))
+        #expect(log.events.failures.map(\.0) == [garbage])
+        engine.load(b)
+        #expect(await log.waitFor(.finished(b)))
+        engine.shutdown()
+        #expect(log.events.started == [a, b])
+    }
+}
+
+extension RealTimeTests {
+    @Test("the rate carries over a gapless hand-over")
+    func rateAcrossGapless() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        try Wav.write(sine(range: 0..<(3 * 44_100)), to: aURL)
+        try Wav.write(sine(range: 0..<44_100), to: bURL)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let a = item(aURL, 1), b = item(bURL, 2)
+        engine.setNextItemProvider { $0 == a ? b : nil }
+        #expect(engine.setRate(2))
+        let start = ContinuousClock.now
+        engine.load(a)
+        #expect(await log.waitFor(.started(b)))
+        let switched = ContinuousClock.now - start
+        #expect(await log.waitFor(.finished(b)))
+        let total = ContinuousClock.now - start
+        engine.shutdown()
+        // 3 s + 1 s at 2×.
+        #expect(switched > .milliseconds(1_300) && switched < .milliseconds(1_900), "A took \(switched)")
+        #expect(total > .milliseconds(1_800) && total < .milliseconds(2_600), "A+B took \(total)")
+        #expect(log.events.started == [a, b])
+        #expect(!log.events.contains { if case .seekCompleted = $0 { return true }; return false })
+    }
+}
+
+extension RealTimeTests {
+    @Test("a seek after the hand-over was prepared stays in the current item")
+    func seekAfterAboutToFinish() async throws {
+        let dir = try makeTempDir()
+        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
+        try Wav.write(sine(range: 0..<(2 * 44_100)), to: aURL)
+        try Wav.write(sine(range: 0..<22_050), to: bURL)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let a = item(aURL, 1), b = item(bURL, 2)
+        engine.setNextItemProvider { $0 == a ? b : nil }
+        engine.load(a)
+        #expect(await log.waitFor(.stateChanged(.playing)))
+        try await Task.sleep(for: .milliseconds(1_300)) // about-to-finish has fired by now
+        let seekTime = ContinuousClock.now
+        #expect(engine.seek(to: 500_000_000))
+        #expect(await log.wait { $0.contains { if case .seekCompleted(a, _) = $0 { return true }; return false } })
+        #expect(engine.currentItem == a)
+        let position = try #require(engine.position)
+        #expect(position >= 450_000_000 && position < 900_000_000)
+        // A plays on from 0.5 s; then B follows gaplessly, or (if the item drained inside the
+        // seek) A finishes and B is the caller's to load. Never B early.
+        #expect(await log.wait { $0.contains(.started(b)) || $0.contains(.finished(a)) })
+        let afterSeek = ContinuousClock.now - seekTime
+        engine.shutdown()
+        #expect(afterSeek > .milliseconds(1_300), "A's remaining 1.5 s were cut short: \(afterSeek)")
+        #expect(log.events.started.first == a)
+        #expect(log.events.states == [.playing])
+    }
+}
