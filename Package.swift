@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "tonearmd", targets: ["tonearmd"]),
         .executable(name: "tonearm", targets: ["tonearm"]),
+        .executable(name: "tonearm-bench", targets: ["tonearm-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -45,6 +46,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .executableTarget(name: "tonearm-bench", dependencies: [
+            "DBus", "TestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "TestSupport"]),

@@ -265,6 +265,12 @@ public final class DBusConnection: Sendable {
         core.send(box, handler: handler)
     }
 
+    /// Returns once the connection is closed or the bus has gone away.
+    public func waitUntilClosed() async {
+        // Signal streams finish when the connection ends; org.freedesktop.DBus.Local is never delivered as a signal.
+        for await _ in signals(matching: DBusMatchRule(interface: "org.freedesktop.DBus.Local")) {}
+    }
+
     /// Closes the connection: queued messages are sent first, pending calls fail with
     /// `Disconnected`, signal streams finish. Idempotent.
     public func close() { core.close() }

@@ -411,8 +411,10 @@ final class PipelineBridge: Sendable {
             if accepted { post(Self.rejectedName, fields: "gen=(guint64)\(gen)") }
             return
         }
+        // Checked again in the same step as the hand-over is recorded: a seek decided since the
+        // first check sees either this pending item (and re-opens instead) or blocks it here.
         let accepted = state.withLock { s -> Bool in
-            guard s.generation == gen, s.acceptsHandOver else { return false }
+            guard s.generation == gen, s.acceptsHandOver, s.startSeek == nil, !s.seekIssuing else { return false }
             s.pending.append(next)
             return true
         }
@@ -755,7 +757,16 @@ final class PipelineBridge: Sendable {
             let same = s.busGeneration == s.generation
             var expired = false
             if case .prerolling(let deadline) = s.phase, ContinuousClock.now >= deadline { expired = true }
-            return (same, s.draining != nil, expired)
+            // A hand-over that neither starts nor fails (a truncated file can stall playbin with
+            // no error): watch it like a failed one.
+            if s.draining == nil, !s.pending.isEmpty, !s.seekInFlight, !s.buffering {
+                if s.handOverWatch == nil {
+                    s.handOverWatch = Drain(lastPosition: nil, lastAdvance: .now, duration: s.lastDuration ?? nil)
+                }
+            } else {
+                s.handOverWatch = nil
+            }
+            return (same, s.draining != nil || s.handOverWatch != nil, expired)
         }
         guard sameGen else { return }
         if prerollExpired {
@@ -780,20 +791,32 @@ final class PipelineBridge: Sendable {
         let playing = tn_state_target(playbin) == GST_STATE_PLAYING
         let pos = position
         var gen: UInt64 = 0
+        var stuckNext: PlaybackItem?
         let finished = state.withLock { s -> PlaybackItem? in
             gen = s.generation
-            guard var drain = s.draining, let current = s.current else { return nil }
+            let watchingHandOver = s.draining == nil
+            guard var drain = s.draining ?? s.handOverWatch, let current = s.current else { return nil }
             let now = ContinuousClock.now
+            func store() { if watchingHandOver { s.handOverWatch = drain } else { s.draining = drain } }
             if !playing {
                 drain.lastAdvance = now
-                s.draining = drain
+                store()
                 return nil
             }
             if pos != drain.lastPosition {
                 drain.lastPosition = pos
                 drain.lastAdvance = now
             }
-            s.draining = drain
+            store()
+            if watchingHandOver {
+                // Normal gapless playback keeps the position moving until STREAM_START.
+                guard now - drain.lastAdvance > .seconds(1) else { return nil }
+                stuckNext = s.pending.first
+                s.pending = []
+                s.handOverWatch = nil
+                s.phase = .finished
+                return current
+            }
             // The duration as known before the hand-over: a duration query now may answer for
             // the failed next item.
             let atEnd = pos != nil && drain.duration != nil && pos! >= drain.duration! - 20_000_000
@@ -804,8 +827,14 @@ final class PipelineBridge: Sendable {
             return current
         }
         if let finished {
+            var events: [PlaybackEvent] = []
+            if let stuckNext {
+                logger.info("next item \(stuckNext) never started after the hand-over; giving up on it")
+                events.append(.failed(stuckNext, PlaybackError(domain: "stream", code: 1,
+                                                               message: "The stream stalled before it started.")))
+            }
             logger.debug("finished \(finished) after a failed hand-over")
-            emit([.finished(finished)])
+            emit(events + [.finished(finished)])
             resetToReady(ifStill: gen)
         }
     }
@@ -872,6 +901,8 @@ struct BridgeState {
     var lastDuration: Int64??
     var tags = StreamTags()
     var draining: Drain?
+    /// Progress watch while a hand-over is pending (see `tick`).
+    var handOverWatch: Drain?
 
     mutating func resetItem() {
         pending = []
@@ -889,6 +920,7 @@ struct BridgeState {
         lastDuration = nil
         tags = StreamTags()
         draining = nil
+        handOverWatch = nil
     }
 
     /// The event for a newly reached state, or nil when it was already reported.

@@ -112,6 +112,11 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
+        Task {
+            await bus.connection.waitUntilClosed()
+            logger.notice("the session bus went away; saving state and exiting")
+            await player.shutdown()
+        }
         await service.run()
         bus.connection.close()
         bus.privateBus?.stop()

@@ -9,29 +9,28 @@ import Testing
         let d = try Daemon()
         let a = try d.sine("uno.wav", seconds: 20)
         let b = try d.sine("dos.wav", seconds: 20)
-        defer { _ = try? d.run("playerctl", ["--player=tonearm", "stop"]); Task { [d] in _ = try? await d.call("org.mpris.MediaPlayer2", "Quit") } }
 
-        #expect(try d.tonearm("play", a, b).status == 0)
+        #expect(try await d.tonearm("play", a, b).status == 0)
         try await d.waitFor("daemon started by tonearm play") { try await d.client.nameHasOwner(Daemon.busName) }
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         #expect(try await d.tracks().count == 2)
 
-        #expect(try d.tonearm("pause").status == 0)
+        #expect(try await d.tonearm("pause").status == 0)
         try await d.waitFor("Paused") { try await d.status() == "Paused" }
-        #expect(try d.tonearm("toggle").status == 0)
+        #expect(try await d.tonearm("toggle").status == 0)
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        #expect(try d.tonearm("next").status == 0)
+        #expect(try await d.tonearm("next").status == 0)
         try await d.waitFor("dos") { (try await d.metadata())["xesam:title"]?.stringValue == "dos" }
-        #expect(try d.tonearm("prev").status == 0)
+        #expect(try await d.tonearm("prev").status == 0)
         try await d.waitFor("uno") { (try await d.metadata())["xesam:title"]?.stringValue == "uno" }
-        #expect(try d.tonearm("seek", "7").status == 0)
+        #expect(try await d.tonearm("seek", "7").status == 0)
         try await d.waitFor("at 7 s") { try await d.position() >= 6_900_000 }
-        #expect(try d.tonearm("seek", "+3").status == 0)
+        #expect(try await d.tonearm("seek", "+3").status == 0)
         try await d.waitFor("at 10 s") { try await d.position() >= 9_900_000 }
-        #expect(try d.tonearm("volume", "40").status == 0)
+        #expect(try await d.tonearm("volume", "40").status == 0)
         try await d.waitFor("volume 0.4") { (try await d.get(Daemon.player, "Volume").doubleValue ?? 0) == 0.4 }
 
-        let json = try d.tonearm("status", "--json")
+        let json = try await d.tonearm("status", "--json")
         #expect(json.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
         #expect(object?["status"] as? String == "Playing")
@@ -40,10 +39,12 @@ import Testing
         #expect((object?["length"] as? Double).map { abs($0 - 20) < 0.1 } == true)
         #expect((object?["volume"] as? Double) == 0.4)
 
-        #expect(try d.tonearm("stop").status == 0)
+        #expect(try await d.tonearm("stop").status == 0)
         try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
-        #expect(try d.tonearm("seek", "banana").status == 2)
-        #expect(try d.tonearm("play", "/no/such/file.ogg").status == 2)
+        #expect(try await d.tonearm("seek", "banana").status == 2)
+        #expect(try await d.tonearm("play", "/no/such/file.ogg").status == 2)
+        _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
+        try await d.waitFor("the daemon tonearm started has quit") { !(try await d.client.nameHasOwner(Daemon.busName)) }
     }
 
     @Test func statusFollowPrintsALineForEachTick() async throws {
@@ -58,23 +59,23 @@ import Testing
         let out = Pipe()
         p.standardOutput = out
         try p.run()
-        defer { p.terminate() }
+        defer { kill(p.processIdentifier, SIGKILL) }
         let lines = LineCollector(out.fileHandleForReading)
         try await d.waitFor("several progress lines") { lines.lines.count >= 4 }
         #expect(lines.lines.contains { $0.contains("follow") && $0.contains("0:20") }, "\(lines.lines)")
     }
 
-    @Test func exitCodeWhenNoDaemonAndNoBus() throws {
-        let p = Process()
-        p.executableURL = Daemon.binDirectory.appendingPathComponent("tonearm")
-        p.arguments = ["pause"]
+    @Test func exitCodesForNoBusAndNoDaemon() async throws {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
-        p.environment = env
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 3)
+        let tonearm = Daemon.binDirectory.appendingPathComponent("tonearm")
+        let noBus = try await runProcess(tonearm, ["pause"], environment: env)
+        #expect(noBus.status == 3)
+        #expect(noBus.err.contains("bus"), "\(noBus.err)")
+
+        let d = try Daemon()
+        let noDaemon = try await d.tonearm("pause")
+        #expect(noDaemon.status == 3, "pause does not start a daemon; it says none is running")
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
     }
 }

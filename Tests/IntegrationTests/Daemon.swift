@@ -25,7 +25,7 @@ final class Daemon: @unchecked Sendable {
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL) }
         client.close()
         bus.stop()
     }
@@ -75,17 +75,18 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// kill -9: no chance to save anything.
-    func kill9() {
+    func kill9() async {
         guard let p = process else { return }
         kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        await waitForExit(p)
     }
 
-    func terminate() -> Int32 {
+    /// SIGTERM, as systemd sends at logout; returns the exit status.
+    func terminate() async -> Int32 {
         guard let p = process else { return -1 }
         p.terminate()
-        p.waitUntilExit()
-        return p.terminationStatus
+        await waitForExit(p)
+        return p.isRunning ? -1 : p.terminationStatus
     }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
@@ -94,27 +95,19 @@ final class Daemon: @unchecked Sendable {
 
     /// Runs a command-line client against this bus; returns stdout (trimmed) and the exit status.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> (out: String, status: Int32) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
-        p.arguments = tool.hasPrefix("/") ? arguments : [tool] + arguments
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), p.terminationStatus)
+    func run(_ tool: String, _ arguments: [String]) async throws -> (out: String, status: Int32) {
+        let (out, _, status) = try await runProcess(URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env"),
+                                                    tool.hasPrefix("/") ? arguments : [tool] + arguments, environment: environment)
+        return (out, status)
     }
 
     @discardableResult
-    func playerctl(_ arguments: String...) throws -> String {
-        try run("playerctl", ["--player=tonearm"] + arguments).out
+    func playerctl(_ arguments: String...) async throws -> String {
+        try await run("playerctl", ["--player=tonearm"] + arguments).out
     }
 
-    func tonearm(_ arguments: String...) throws -> (out: String, status: Int32) {
-        try run(Self.binDirectory.appendingPathComponent("tonearm").path, arguments)
+    func tonearm(_ arguments: String...) async throws -> (out: String, status: Int32) {
+        try await run(Self.binDirectory.appendingPathComponent("tonearm").path, arguments)
     }
 
     func call(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {

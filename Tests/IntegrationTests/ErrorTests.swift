@@ -36,9 +36,9 @@ import Testing
         await expectError(invalid) { try await d.set(Daemon.tonearm, "TickInterval", .int64(5)) }
 
         // The same through busctl, a client we did not write.
-        let busctl = try d.run("busctl", ["--user", "call", Daemon.busName, Daemon.path, Daemon.player, "Seek", "s", "x"])
+        let busctl = try await d.run("busctl", ["--user", "call", Daemon.busName, Daemon.path, Daemon.player, "Seek", "s", "x"])
         #expect(busctl.status != 0)
-        let ok = try d.run("busctl", ["--user", "get-property", Daemon.busName, Daemon.path, Daemon.player, "PlaybackStatus"])
+        let ok = try await d.run("busctl", ["--user", "get-property", Daemon.busName, Daemon.path, Daemon.player, "PlaybackStatus"])
         #expect(ok.out == "s \"Playing\"")
 
         // Still alive and playing after all that.

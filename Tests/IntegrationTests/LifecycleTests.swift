@@ -19,7 +19,7 @@ import Testing
         _ = try await d.call(Daemon.player, "Seek", [.int64(6_000_000)])
         try await Task.sleep(for: .seconds(1.6))
         let before = try await d.position()
-        d.kill9()
+        await d.kill9()
 
         try await d.start()
         #expect(try await d.tracks() == ids)
@@ -39,7 +39,7 @@ import Testing
         let b = try d.sine("b.wav", seconds: 10)
         try await d.start([a])
         try await d.set(Daemon.player, "Shuffle", .bool(true))
-        #expect(d.terminate() == 0)
+        #expect(await d.terminate() == 0)
         try await d.start([b])
         let ids = try await d.tracks()
         #expect(ids.count == 1)
@@ -52,21 +52,21 @@ import Testing
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 10)
         try await d.start([a])
-        #expect(d.terminate() == 0)
+        #expect(await d.terminate() == 0)
         let state = d.home.file("state/tonearm/state.json")
         #expect(FileManager.default.fileExists(atPath: state.path))
         try await d.start()
         #expect(try await d.tracks().count == 1)
         _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
         try await d.waitFor("gone from the bus") { !(try await d.client.nameHasOwner(Daemon.busName)) }
-        d.process?.waitUntilExit()
+        if let p = d.process { await waitForExit(p) }
         #expect(d.process?.terminationStatus == 0)
     }
 
     @Test func aSecondInstanceSaysSoAndFails() async throws {
         let d = try Daemon()
         try await d.start()
-        let second = try d.run(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink"])
+        let second = try await d.run(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink"])
         #expect(second.status != 0)
         #expect(d.process?.isRunning == true)
     }
@@ -85,14 +85,10 @@ import Testing
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
-        var line = ""
-        for _ in 0..<200 where !line.contains("\n") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += String(decoding: data, as: UTF8.self)
-        }
-        let first = line.split(separator: "\n").first.map(String.init) ?? ""
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        let lines = LineCollector(out.fileHandleForReading)
+        _ = await eventually { !lines.lines.isEmpty }
+        let first = lines.lines.first ?? ""
         #expect(first.hasPrefix("DBUS_SESSION_BUS_ADDRESS="))
         let address = String(first.dropFirst("DBUS_SESSION_BUS_ADDRESS=".count))
         let client = try DBusConnection.connect(address: address)
@@ -102,7 +98,7 @@ import Testing
         let status = try await client.getProperty(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, name: "PlaybackStatus")
         #expect(status == .string("Stopped"))
         p.terminate()
-        p.waitUntilExit()
+        await waitForExit(p)
         #expect(p.terminationStatus == 0)
     }
 }

@@ -12,6 +12,7 @@ import Testing
         let c = try d.sine("c.wav", seconds: 10)
         try await d.start()
         let signals = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList))
+        let properties = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
 
         _ = try await d.call(Daemon.trackList, "AddTrack", [.string(Daemon.uri(a)), .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack"), .bool(false)])
         var ids = try await d.tracks()
@@ -47,7 +48,7 @@ import Testing
         #expect(added[1].arguments[1] == .objectPath(ids[0]), "TrackAdded names the track it follows")
         #expect(signals.named("TrackRemoved")[0].arguments == [.objectPath(ids[1])])
         try await d.waitFor("Tracks invalidated") {
-            signals.signals.contains { $0.member == "PropertiesChanged" && ($0.arguments[2].arrayValue ?? []).contains(.string("Tracks")) }
+            properties.signals.contains { $0.arguments[0] == .string(Daemon.trackList) && ($0.arguments[2].arrayValue ?? []).contains(.string("Tracks")) }
         }
         #expect(try await d.get(Daemon.trackList, "CanEditTracks") == .bool(true))
 

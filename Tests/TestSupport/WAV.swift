@@ -13,6 +13,13 @@ public struct WAV: Equatable {
         self.samples = samples
     }
 
+    /// Headerless little-endian 16-bit samples, as `filesink` writes raw audio.
+    public init(raw: Data, sampleRate: Int, channels: Int) {
+        let bytes = [UInt8](raw)
+        let samples = (0..<(bytes.count / 2)).map { Int16(bitPattern: UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8) }
+        self.init(sampleRate: sampleRate, channels: channels, samples: samples)
+    }
+
     public var frameCount: Int { samples.count / max(1, channels) }
     public var seconds: Double { Double(frameCount) / Double(sampleRate) }
 

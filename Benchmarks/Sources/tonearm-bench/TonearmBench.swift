@@ -1,0 +1,154 @@
+import ArgumentParser
+import DBus
+import Foundation
+import TestSupport
+
+@main
+struct TonearmBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tonearm-bench",
+        abstract: "Measures tonearmd beside mpv + mpv-mpris and prints a Markdown table with ratios.",
+        discussion: "Each figure is the median over --runs runs; every run uses a fresh private bus and fresh HOME/XDG folders.")
+
+    @Option(help: "Runs per figure (default 5, or 2 with --quick).")
+    var runs: Int?
+
+    @Option(help: "Get(Position) calls per client per run (default 2000, or 200 with --quick).")
+    var calls: Int?
+
+    @Option(help: "Concurrent clients for the concurrent round-trip figures.")
+    var clients = 8
+
+    @Flag(help: "Reduced size for CI: 2 runs, 200 calls.")
+    var quick = false
+
+    @Option(help: "The tonearmd to measure (default: .build/release/tonearmd, else the one beside this binary).")
+    var tonearmd: String?
+
+    @Flag(help: "Measure tonearm only, not mpv.")
+    var skipPeers = false
+
+    @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
+    var output: String?
+
+    func validate() throws {
+        if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
+        if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
+        if clients < 1 { throw ValidationError("--clients must be at least 1") }
+    }
+
+    func run() async throws {
+        Child.installCleanup()
+        let runs = self.runs ?? (quick ? 2 : 5)
+        let calls = self.calls ?? (quick ? 200 : 2000)
+        let root = Self.packageRoot
+        let tonearmdPath = try resolveTonearmd(root: root)
+
+        var players = [Player.tonearm(tonearmdPath)]
+        var peerStatus = "skipped"
+        if !skipPeers {
+            if let mpv = Self.which("mpv"), let plugin = Self.mprisPlugin {
+                players.append(.mpv(mpv, plugin: plugin))
+            } else {
+                peerStatus = "not installed"
+            }
+        }
+
+        let media = TemporaryDirectory("tonearm-bench-media")
+        Leftovers.add(media.url.path)
+        defer { Leftovers.remove(media.url.path) }
+        let track = media.file("sine-60s.wav")
+        try WAV.sine(seconds: 60).write(to: track)
+
+        let bench = Bench(players: players, runs: runs, calls: calls, clients: clients, track: track.path,
+                          gstRegistry: media.file("gst-registry.bin").path)
+        let results = try await bench.measure()
+
+        let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
+        let report = Report(players: players.map(\.label), peerStatus: peerStatus, results: results, versions: versions,
+                            runs: runs, calls: calls, clients: clients).markdown
+        print(report, terminator: "")
+
+        let out = output.map { URL(fileURLWithPath: $0) }
+            ?? root.appendingPathComponent("Benchmarks/results/latest.md")
+        try FileManager.default.createDirectory(at: out.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try report.write(to: out, atomically: true, encoding: .utf8)
+        FileHandle.standardError.write(Data("wrote \(out.path)\n".utf8))
+    }
+
+    // MARK: Finding things
+
+    /// This executable, symlinks resolved.
+    static var executable: URL { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath() }
+
+    /// The package folder: the nearest ancestor of this binary (else of the working directory)
+    /// holding Package.swift and Benchmarks/.
+    static var packageRoot: URL {
+        let fm = FileManager.default
+        for start in [executable.deletingLastPathComponent(), URL(fileURLWithPath: fm.currentDirectoryPath)] {
+            var dir = start
+            while dir.path != "/" {
+                if fm.fileExists(atPath: dir.appendingPathComponent("Package.swift").path),
+                   fm.fileExists(atPath: dir.appendingPathComponent("Benchmarks").path) { return dir }
+                dir = dir.deletingLastPathComponent()
+            }
+        }
+        return URL(fileURLWithPath: fm.currentDirectoryPath)
+    }
+
+    func resolveTonearmd(root: URL) throws -> String {
+        let fm = FileManager.default
+        if let tonearmd {
+            let path = URL(fileURLWithPath: tonearmd).standardizedFileURL.path
+            guard fm.isExecutableFile(atPath: path) else { throw ValidationError("--tonearmd \(tonearmd): not an executable") }
+            return path
+        }
+        for candidate in [root.appendingPathComponent(".build/release/tonearmd"),
+                          Self.executable.deletingLastPathComponent().appendingPathComponent("tonearmd")]
+        where fm.isExecutableFile(atPath: candidate.path) {
+            return candidate.path
+        }
+        throw ValidationError("no tonearmd found: build it (swift build -c release --product tonearmd) or pass --tonearmd PATH")
+    }
+
+    static func which(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// mpv-mpris's plugin: Debian ships it as /usr/lib/mpv-mpris/mpris.so (linked from /etc/mpv/scripts).
+    static var mprisPlugin: String? {
+        let home = FileManager.default.homeDirectoryForCurrentUser.path
+        return ["/usr/lib/mpv-mpris/mpris.so", "/etc/mpv/scripts/mpris.so", "/usr/local/lib/mpv-mpris/mpris.so",
+                home + "/.config/mpv/scripts/mpris.so"]
+            .first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    // MARK: Versions
+
+    static func versions(root: URL, tonearmd: String, withPeers: Bool) async -> [(String, String)] {
+        func run(_ args: [String]) async -> String? {
+            guard let (out, _, status) = try? await runProcess(URL(fileURLWithPath: "/usr/bin/env"), args),
+                  status == 0, !out.isEmpty else { return nil }
+            return out
+        }
+        func package(_ name: String) async -> String? { await run(["dpkg-query", "-W", "-f=${Version}", name]) }
+
+        var list: [(String, String)] = []
+        let git = await run(["git", "-C", root.path, "describe", "--always", "--dirty", "--tags"]) ?? "unknown"
+        list.append(("tonearm", "\(git) (\(tonearmd))"))
+        var gst = await package("libgstreamer1.0-0")
+        if gst == nil { gst = await run(["gst-launch-1.0", "--version"])?.split(separator: "\n").last.map(String.init) }
+        list.append(("GStreamer", gst ?? "unknown"))
+        if withPeers {
+            let mpv = await run(["mpv", "--no-config", "--version"])?.split(separator: "\n").first.map(String.init)
+            list.append(("mpv", mpv ?? "not installed"))
+            let plugin = await package("mpv-mpris").map { "\($0) (\(mprisPlugin ?? "?"))" }
+            list.append(("mpv-mpris", plugin ?? (mprisPlugin.map { "unknown version (\($0))" } ?? "not installed")))
+        }
+        var dbus = await package("dbus-daemon")
+        if dbus == nil { dbus = await run(["dbus-daemon", "--version"])?.split(separator: "\n").first.map(String.init) }
+        list.append(("dbus-daemon", dbus ?? "unknown"))
+        return list
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Runs the benchmark in its smallest form against the debug tonearmd: it must finish and print
+/// its table. Figures are never checked — benchmarks are not timed tests.
+@Suite struct BenchmarkSmokeTests {
+    static let rows = [
+        "start-up to bus name (ms)",
+        "start-up to bus name, cold GStreamer registry (ms)",
+        "Get(Position) p50, 1 client (µs)",
+        "Get(Position) p99, 1 client (µs)",
+        "Get(Position) p50, 8 clients (µs)",
+        "Get(Position) p99, 8 clients (µs)",
+    ]
+
+    @Test func quickRunPrintsTheTable() async throws {
+        let bin = Daemon.binDirectory
+        let bench = bin.appendingPathComponent("tonearm-bench")
+        try #require(FileManager.default.isExecutableFile(atPath: bench.path), "tonearm-bench is not built in \(bin.path)")
+        let output = TemporaryDirectory("tonearm-bench-out")
+        let report = output.file("latest.md")
+
+        let (out, err, status) = try await runProcess(bench, [
+            "--quick", "--skip-peers",
+            "--tonearmd", bin.appendingPathComponent("tonearmd").path,
+            "--output", report.path,
+        ])
+
+        #expect(status == 0, "tonearm-bench failed:\n\(err.suffix(4000))")
+        #expect(out.contains("| metric | tonearm | mpv | ratio (tonearm/mpv) |"))
+        let lines = out.split(separator: "\n").map(String.init)
+        for row in Self.rows {
+            // | row | <tonearm figure> | skipped | – |
+            let line = lines.first { $0.hasPrefix("| \(row) |") }
+            #expect(line != nil, "no row \"\(row)\" in:\n\(out)")
+            if let cells = line?.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                #expect(cells.count == 4 && Double(cells[1]) != nil && cells[2] == "skipped", "bad row: \(line ?? "")")
+            }
+        }
+        let written = (try? String(contentsOf: report, encoding: .utf8)) ?? ""
+        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == out, "the table written to --output differs from stdout")
+    }
+}
