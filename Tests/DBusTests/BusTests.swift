@@ -436,7 +436,6 @@ import Testing
             #expect(signal.arguments == [.string("from a thread")])
             #expect(signal.sender == f.server.uniqueName)
             print("signal latency from another thread: \(latency)")
-            #expect(latency < .seconds(5))  // a sanity bound, not a benchmark
         }
     }
 

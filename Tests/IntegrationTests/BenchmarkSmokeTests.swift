@@ -21,7 +21,7 @@ import Testing
         let output = TemporaryDirectory("tonearm-bench-out")
         let report = output.file("latest.md")
 
-        let (out, err, status) = try await runProcess(bench, [
+        let (out, err, status) = try await runProcess(bench.path, [
             "--quick", "--skip-peers",
             "--tonearmd", bin.appendingPathComponent("tonearmd").path,
             "--output", report.path,

@@ -7,8 +7,8 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct CommandLineTests {
     @Test func playStartsTheDaemonAndTheVerbsWork() async throws {
         let d = try Daemon()
-        let a = try d.sine("uno.wav", seconds: 20)
-        let b = try d.sine("dos.wav", seconds: 20)
+        let a = try d.sine("uno.wav", seconds: 40)
+        let b = try d.sine("dos.wav", seconds: 40)
 
         #expect(try await d.tonearm("play", a, b).status == 0)
         try await d.waitFor("daemon started by tonearm play") { try await d.client.nameHasOwner(Daemon.busName) }
@@ -36,7 +36,7 @@ import Testing
         #expect(object?["status"] as? String == "Playing")
         #expect(object?["title"] as? String == "uno")
         #expect(object?["trackId"] as? String == (try await d.trackID()))
-        #expect((object?["length"] as? Double).map { abs($0 - 20) < 0.1 } == true)
+        #expect((object?["length"] as? Double).map { abs($0 - 40) < 0.1 } == true)
         #expect((object?["volume"] as? Double) == 0.4)
 
         #expect(try await d.tonearm("stop").status == 0)
@@ -49,27 +49,20 @@ import Testing
 
     @Test func statusFollowPrintsALineForEachTick() async throws {
         let d = try Daemon()
-        let a = try d.sine("follow.wav", seconds: 20)
+        let a = try d.sine("follow.wav", seconds: 40)
         try await d.start([a], tickInterval: 0.25)
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        let p = Process()
-        p.executableURL = Daemon.binDirectory.appendingPathComponent("tonearm")
-        p.arguments = ["status", "--follow"]
-        p.environment = d.environment
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        defer { kill(p.processIdentifier, SIGKILL) }
-        let lines = LineCollector(out.fileHandleForReading)
+        let follow = try ChildProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path, ["status", "--follow"], environment: d.environment)
+        let lines = LineCollector(follow)
         try await d.waitFor("several progress lines") { lines.lines.count >= 4 }
-        #expect(lines.lines.contains { $0.contains("follow") && $0.contains("0:20") }, "\(lines.lines)")
+        #expect(lines.lines.contains { $0.contains("follow") && $0.contains("0:40") }, "\(lines.lines)")
     }
 
     @Test func exitCodesForNoBusAndNoDaemon() async throws {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
         let tonearm = Daemon.binDirectory.appendingPathComponent("tonearm")
-        let noBus = try await runProcess(tonearm, ["pause"], environment: env)
+        let noBus = try await runProcess(tonearm.path, ["pause"], environment: env)
         #expect(noBus.status == 3)
         #expect(noBus.err.contains("bus"), "\(noBus.err)")
 

@@ -15,7 +15,7 @@ final class Daemon: @unchecked Sendable {
     let home = TemporaryDirectory("tonearm-home")
     let media = TemporaryDirectory("tonearm-media")
     let client: DBusConnection
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
     let logFile: URL
 
     init() throws {
@@ -25,7 +25,6 @@ final class Daemon: @unchecked Sendable {
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL) }
         client.close()
         bus.stop()
     }
@@ -53,18 +52,10 @@ final class Daemon: @unchecked Sendable {
 
     /// Starts tonearmd and waits until it owns its bus name.
     func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
-        let p = Process()
-        p.executableURL = Self.binDirectory.appendingPathComponent("tonearmd")
         var args = ["--audio-sink", sink]
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
-        p.arguments = args + arguments
-        p.environment = environment
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logFile)
-        log.seekToEndOfFile()
-        p.standardOutput = log
-        p.standardError = log
-        try p.run()
+        let p = try ChildProcess(Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
+                                 environment: environment, captureOutput: false, outputFile: logFile.path)
         process = p
         let up = try await eventually(timeout: .seconds(20)) {
             !p.isRunning ? true : (try await client.nameHasOwner(Self.busName))
@@ -76,17 +67,15 @@ final class Daemon: @unchecked Sendable {
 
     /// kill -9: no chance to save anything.
     func kill9() async {
-        guard let p = process else { return }
-        kill(p.processIdentifier, SIGKILL)
-        await waitForExit(p)
+        process?.signal(SIGKILL)
+        await process?.wait()
     }
 
     /// SIGTERM, as systemd sends at logout; returns the exit status.
     func terminate() async -> Int32 {
         guard let p = process else { return -1 }
-        p.terminate()
-        await waitForExit(p)
-        return p.isRunning ? -1 : p.terminationStatus
+        p.signal(SIGTERM)
+        return await p.wait() ?? -1
     }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
@@ -96,8 +85,7 @@ final class Daemon: @unchecked Sendable {
     /// Runs a command-line client against this bus; returns stdout (trimmed) and the exit status.
     @discardableResult
     func run(_ tool: String, _ arguments: [String]) async throws -> (out: String, status: Int32) {
-        let (out, _, status) = try await runProcess(URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env"),
-                                                    tool.hasPrefix("/") ? arguments : [tool] + arguments, environment: environment)
+        let (out, _, status) = try await runProcess(tool, arguments, environment: environment)
         return (out, status)
     }
 

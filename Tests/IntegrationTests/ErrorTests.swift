@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct ErrorTests {
     @Test func wrongTypesAndUnknownNames() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 60)
         try await d.start([a])
 
         func expectError(_ name: String, _ body: () async throws -> Void) async {

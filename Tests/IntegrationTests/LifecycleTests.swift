@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct LifecycleTests {
     @Test func killDashNineThenRestartRestoresQueueTrackAndPosition() async throws {
         let d = try Daemon()
-        let files = try (0..<3).map { try d.sine("t\($0).wav", seconds: 20, frequency: 300 + 100 * Double($0)) }
+        let files = try (0..<3).map { try d.sine("t\($0).wav", seconds: 40, frequency: 300 + 100 * Double($0)) }
         try await d.start(files)
         let ids = try await d.tracks()
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
@@ -35,8 +35,8 @@ import Testing
 
     @Test func filesOnTheCommandLineReplaceTheSavedQueue() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
-        let b = try d.sine("b.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 30)
+        let b = try d.sine("b.wav", seconds: 30)
         try await d.start([a])
         try await d.set(Daemon.player, "Shuffle", .bool(true))
         #expect(await d.terminate() == 0)
@@ -50,7 +50,7 @@ import Testing
 
     @Test func sigtermAndQuitSaveAndExitCleanly() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 30)
         try await d.start([a])
         #expect(await d.terminate() == 0)
         let state = d.home.file("state/tonearm/state.json")
@@ -59,8 +59,7 @@ import Testing
         #expect(try await d.tracks().count == 1)
         _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
         try await d.waitFor("gone from the bus") { !(try await d.client.nameHasOwner(Daemon.busName)) }
-        if let p = d.process { await waitForExit(p) }
-        #expect(d.process?.terminationStatus == 0)
+        #expect(await d.process?.wait() == 0)
     }
 
     @Test func aSecondInstanceSaysSoAndFails() async throws {
@@ -73,20 +72,12 @@ import Testing
 
     @Test func withNoSessionBusItStartsAPrivateOne() async throws {
         let home = TemporaryDirectory()
-        let p = Process()
-        p.executableURL = Daemon.binDirectory.appendingPathComponent("tonearmd")
-        p.arguments = ["--audio-sink", "fakesink sync=true"]
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
         env["HOME"] = home.url.path
         env["XDG_STATE_HOME"] = home.file("state").path
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        let lines = LineCollector(out.fileHandleForReading)
+        let p = try ChildProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink sync=true"], environment: env)
+        let lines = LineCollector(p)
         _ = await eventually { !lines.lines.isEmpty }
         let first = lines.lines.first ?? ""
         #expect(first.hasPrefix("DBUS_SESSION_BUS_ADDRESS="))
@@ -97,8 +88,7 @@ import Testing
         #expect(up)
         let status = try await client.getProperty(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, name: "PlaybackStatus")
         #expect(status == .string("Stopped"))
-        p.terminate()
-        await waitForExit(p)
-        #expect(p.terminationStatus == 0)
+        p.signal(SIGTERM)
+        #expect(await p.wait() == 0)
     }
 }

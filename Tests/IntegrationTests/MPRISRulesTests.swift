@@ -32,7 +32,7 @@ import Testing
 
     @Test func stopThenPlayStartsFromTheBeginning() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 30)
         try await d.start([a])
         try await d.waitFor("past 1 s") { try await d.position() > 1_000_000 }
         _ = try await d.call(Daemon.player, "Stop")
@@ -46,8 +46,8 @@ import Testing
 
     @Test func nextOnTheLastTrackStopsUnlessLoopingThePlaylist() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
-        let b = try d.sine("b.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 30)
+        let b = try d.sine("b.wav", seconds: 30)
         try await d.start([a, b])
         let ids = try await d.tracks()
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
@@ -106,8 +106,8 @@ import Testing
 
     @Test func seekClampsAtZeroAndPastTheEndGoesToNext() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
-        let b = try d.sine("b.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 40)
+        let b = try d.sine("b.wav", seconds: 40)
         try await d.start([a, b])
         let ids = try await d.tracks()
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
@@ -135,13 +135,13 @@ import Testing
         try await d.waitFor("SetPosition seeked") { seeked.named("Seeked").count == 3 }
         #expect(try await d.position() >= 6_900_000)
 
-        _ = try await d.call(Daemon.player, "Seek", [.int64(30_000_000)])
+        _ = try await d.call(Daemon.player, "Seek", [.int64(60_000_000)])
         try await d.waitFor("past the end is Next") { try await d.trackID() == ids[1] }
     }
 
     @Test func settingsAreWritableSignalledAndValidated() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 20)
+        let a = try d.sine("a.wav", seconds: 60)
         try await d.start([a])
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         let changes = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))

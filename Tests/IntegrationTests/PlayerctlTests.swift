@@ -7,9 +7,9 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct PlayerctlTests {
     @Test func transportVolumeLoopShuffleAndMetadata() async throws {
         let d = try Daemon()
-        let a = try d.sine("alpha.wav", seconds: 8)
-        let b = try d.sine("beta.wav", seconds: 8, frequency: 550)
-        let c = try d.sine("gamma.wav", seconds: 8, frequency: 660)
+        let a = try d.sine("alpha.wav", seconds: 30)
+        let b = try d.sine("beta.wav", seconds: 30, frequency: 550)
+        let c = try d.sine("gamma.wav", seconds: 30, frequency: 660)
         try await d.start([a, b, c])
 
         try await d.waitFor("Playing") { try await d.playerctl("status") == "Playing" }
@@ -47,7 +47,7 @@ import Testing
         try await d.playerctl("shuffle", "Off")
         try await d.playerctl("loop", "None")
         #expect(try await d.playerctl("metadata", "--format", "{{xesam:url}}") == Daemon.uri(a))
-        #expect(try await d.playerctl("metadata", "--format", "{{duration(mpris:length)}}") == "0:08")
+        #expect(try await d.playerctl("metadata", "--format", "{{duration(mpris:length)}}") == "0:30")
 
         try await d.playerctl("stop")
         try await d.waitFor("Stopped") { try await d.playerctl("status") == "Stopped" }
@@ -55,20 +55,14 @@ import Testing
 
     @Test func followSeesChanges() async throws {
         let d = try Daemon()
-        let a = try d.sine("one.wav", seconds: 6)
-        let b = try d.sine("two.wav", seconds: 6)
+        let a = try d.sine("one.wav", seconds: 30)
+        let b = try d.sine("two.wav", seconds: 30)
         try await d.start([a, b])
         try await d.waitFor("Playing") { try await d.playerctl("status") == "Playing" }
 
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["playerctl", "--player=tonearm", "--follow", "metadata", "--format", "{{status}} {{title}}"]
-        p.environment = d.environment
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        defer { kill(p.processIdentifier, SIGKILL) }
-        let lines = LineCollector(out.fileHandleForReading)
+        let follow = try ChildProcess(ChildProcess.which("playerctl"), ["--player=tonearm", "--follow", "metadata", "--format", "{{status}} {{title}}"],
+                                      environment: d.environment)
+        let lines = LineCollector(follow)
         try await d.waitFor("first line") { lines.lines.contains("Playing one") }
         try await d.playerctl("next")
         try await d.waitFor("follow saw next") { lines.lines.contains("Playing two") }

@@ -7,9 +7,9 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct TrackListTests {
     @Test func addRemoveGoToAndSignals() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 10)
-        let b = try d.sine("b.wav", seconds: 10)
-        let c = try d.sine("c.wav", seconds: 10)
+        let a = try d.sine("a.wav", seconds: 30)
+        let b = try d.sine("b.wav", seconds: 30)
+        let c = try d.sine("c.wav", seconds: 30)
         try await d.start()
         let signals = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList))
         let properties = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))

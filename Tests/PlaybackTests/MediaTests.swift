@@ -19,7 +19,7 @@ struct MediaTests {
     func tags() async throws {
         let dir = try makeTempDir()
         let ogg = dir.appendingPathComponent("tagged.ogg")
-        try runGst(["audiotestsrc", "num-buffers=20", "!", "audioconvert", "!",
+        try await runGst(["audiotestsrc", "num-buffers=20", "!", "audioconvert", "!",
                     "taginject", "tags=title=\"Hello\",artist=\"Someone\",album=\"AnAlbum\",track-number=(uint)3,genre=\"Test\"", "!",
                     "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=false")
@@ -38,10 +38,10 @@ struct MediaTests {
     }
 
     @Test("MediaProbe reads duration and tags without playing")
-    func probe() throws {
+    func probe() async throws {
         let dir = try makeTempDir()
         let ogg = dir.appendingPathComponent("tagged.ogg")
-        try runGst(["audiotestsrc", "num-buffers=43", "samplesperbuffer=1024", "!", "audioconvert", "!",
+        try await runGst(["audiotestsrc", "num-buffers=43", "samplesperbuffer=1024", "!", "audioconvert", "!",
                     "taginject", "tags=title=\"ProbeMe\",artist=\"A\",album=\"B\"", "!",
                     "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
         let result = try MediaProbe.probe(uri: ogg.uri)
@@ -56,7 +56,7 @@ struct MediaTests {
     }
 
     @Test("MediaProbe throws for missing, random and non-audio files")
-    func probeErrors() throws {
+    func probeErrors() async throws {
         let dir = try makeTempDir()
         #expect { try MediaProbe.probe(uri: dir.appendingPathComponent("none.ogg").uri) } throws: { error in
             (error as? PlaybackError)?.domain == "resource"
@@ -68,7 +68,7 @@ struct MediaTests {
             (error as? PlaybackError)?.domain == "stream"
         }
         let png = dir.appendingPathComponent("picture.png")
-        try runGst(["videotestsrc", "num-buffers=1", "!", "pngenc", "!", "filesink", "location=\(png.path)"])
+        try await runGst(["videotestsrc", "num-buffers=1", "!", "pngenc", "!", "filesink", "location=\(png.path)"])
         #expect(throws: PlaybackError.self) { try MediaProbe.probe(uri: png.uri) }
     }
 
@@ -108,13 +108,13 @@ struct MediaTests {
 @Suite("Gapless across encoded formats")
 struct GaplessEncodedTests {
     /// Encodes `samples` with a gst-launch encoder chain ("vorbisenc ! oggmux").
-    func encode(_ samples: [Int16], _ chain: [String], tags: String? = nil, to url: URL, in dir: URL) throws {
+    func encode(_ samples: [Int16], _ chain: [String], tags: String? = nil, to url: URL, in dir: URL) async throws {
         let wav = dir.appendingPathComponent(url.deletingPathExtension().lastPathComponent + "-src.wav")
         try Wav.write(samples, to: wav)
         var args = ["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!"]
         if let tags { args += ["taginject", "tags=\(tags)", "!"] }
         args += chain + ["!", "filesink", "location=\(url.path)"]
-        try runGst(args)
+        try await runGst(args)
     }
 
     @Test("Ogg Vorbis pieces of one sine join without a gap or a jump; tags switch with the item")
@@ -122,8 +122,8 @@ struct GaplessEncodedTests {
         let dir = try makeTempDir()
         let whole = sine(range: 0..<(40_000 + 30_000))
         let aURL = dir.appendingPathComponent("a.ogg"), bURL = dir.appendingPathComponent("b.ogg")
-        try encode(Array(whole[0..<40_000]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"First\"", to: aURL, in: dir)
-        try encode(Array(whole[40_000...]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"Second\"", to: bURL, in: dir)
+        try await encode(Array(whole[0..<40_000]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"First\"", to: aURL, in: dir)
+        try await encode(Array(whole[40_000...]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"Second\"", to: bURL, in: dir)
         let output = dir.appendingPathComponent("out.wav")
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)

@@ -2,6 +2,7 @@ import Foundation
 import Playback
 import Synchronization
 import Testing
+import TestSupport
 
 /// Mono 16-bit PCM WAV files, written and read exactly.
 enum Wav {
@@ -82,15 +83,8 @@ func wavSink(_ url: URL) -> String {
     "audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(url.path)"
 }
 
-func runGst(_ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-    process.arguments = ["-q"] + arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw TestFailure("gst-launch-1.0 \(arguments.joined(separator: " ")) failed") }
+func runGst(_ arguments: [String]) async throws {
+    guard try await runProcess("/usr/bin/gst-launch-1.0", ["-q"] + arguments).status == 0 else { throw TestFailure("gst-launch-1.0 \(arguments.joined(separator: " ")) failed") }
 }
 
 /// Collects an engine's events and waits for conditions on them.

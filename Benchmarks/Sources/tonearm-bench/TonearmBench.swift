@@ -128,7 +128,7 @@ struct TonearmBench: AsyncParsableCommand {
 
     static func versions(root: URL, tonearmd: String, withPeers: Bool) async -> [(String, String)] {
         func run(_ args: [String]) async -> String? {
-            guard let (out, _, status) = try? await runProcess(URL(fileURLWithPath: "/usr/bin/env"), args),
+            guard let (out, _, status) = try? await runProcess("/usr/bin/env", args),
                   status == 0, !out.isEmpty else { return nil }
             return out
         }
