@@ -12,7 +12,12 @@ struct PlayerInterface: DBusInterfaceHandler {
             case "Next": await player.next()
             case "Previous": await player.previous()
             case "Pause": await player.pause()
-            case "PlayPause": await player.playPause()
+            case "PlayPause":
+                // The spec: with CanPause false, PlayPause has no effect and raises an error.
+                guard await player.snapshot.canPause else {
+                    throw TonearmError("NothingToPlay", "nothing to play or pause: the queue is empty")
+                }
+                await player.playPause()
             case "Stop": await player.stop()
             case "Play": await player.play()
             case "Seek": await player.seek(by: a[0].int64Value ?? 0)

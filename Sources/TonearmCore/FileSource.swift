@@ -33,6 +33,24 @@ public struct FileSource: SourcePlugin {
         return out
     }
 
+    public func verify(_ uri: URL) async throws {
+        let result: Result<Void, PlaybackError> = await withCheckedContinuation { continuation in
+            FileSource.probeQueue.async {
+                do {
+                    _ = try MediaProbe.probe(uri: uri.absoluteString)
+                    continuation.resume(returning: .success(()))
+                } catch let error as PlaybackError {
+                    continuation.resume(returning: .failure(error))
+                } catch {
+                    continuation.resume(returning: .failure(PlaybackError(domain: "stream", code: 0, message: "\(error)", debug: nil)))
+                }
+            }
+        }
+        if case .failure(let error) = result {
+            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(error.message))")
+        }
+    }
+
     /// Discoverer runs block; one serial queue keeps them off the cooperative pool.
     static let probeQueue = DispatchQueue(label: "tonearm.probe")
 }

@@ -67,7 +67,7 @@ public actor Player {
             for await (id, plugin) in enrichments {
                 guard let metadata = await self?.track(id)?.metadata else { continue }
                 let enriched = await plugin.enrich(metadata)
-                await self?.applyMetadata(id, enriched)
+                await self?.applyMetadataNow(id, enriched)
             }
         }
         Task { [weak self] in
@@ -127,6 +127,11 @@ public actor Player {
 
     public func stop() {
         guard status != .stopped else { return }
+        halt()
+    }
+
+    /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
+    private func halt() {
         engine.stop()
         loaded = nil
         status = .stopped
@@ -181,6 +186,8 @@ public actor Player {
     /// Opens a URI: it joins the queue after the current track and plays now, even from Stopped.
     @discardableResult
     public func openURI(_ uri: String) async throws -> TrackID {
+        let (_, plugin) = try await resolve(uri)
+        if let url = URL(string: uri) { try await plugin.verify(url) }
         let ids = try await add([uri], at: .afterCurrent)
         goTo(ids[0])
         return ids[0]
@@ -308,13 +315,10 @@ public actor Player {
         failed.remove(id)
         eventSink.yield(.trackRemoved(id))
         if wasLoaded {
-            loaded = nil
-            engine.stop()
             if let next = queue.currentID, wasPlaying {
                 load(next, paused: false)
             } else {
-                status = .stopped
-                tickGeneration += 1
+                halt()
             }
         }
         changedQueueShape()
@@ -426,12 +430,7 @@ public actor Player {
             if let next = playable(after: id, automatic: true) {
                 load(next, paused: false)
             } else {
-                engine.stop()
-                loaded = nil
-                status = .stopped
-                tickGeneration += 1
-                publish()
-                scheduleSave()
+                halt()
             }
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
@@ -446,11 +445,7 @@ public actor Player {
             if failuresInARow < max(1, queue.tracks.count), let next = playable(after: id, automatic: false) {
                 load(next, paused: wasPaused)
             } else {
-                engine.stop()
-                loaded = nil
-                status = .stopped
-                tickGeneration += 1
-                publish()
+                halt()
             }
         }
     }
@@ -504,12 +499,7 @@ public actor Player {
     }
 
     private func replace(with resolved: [(TrackMetadata, any SourcePlugin)]) -> [TrackID] {
-        if loaded != nil {
-            engine.stop()
-            loaded = nil
-        }
-        status = .stopped
-        tickGeneration += 1
+        halt()
         queue.clear()
         failed = []
         let tracks = resolved.map { queue.makeTrack($0.0) }
@@ -538,10 +528,7 @@ public actor Player {
         queue.setCurrent(id)
         switch (keepingStatus, previousStatus) {
         case (true, .stopped):
-            engine.stop()
-            loaded = nil
-            publish()
-            scheduleSave()
+            halt()
         case (true, .paused):
             load(id, paused: true)
         default:
@@ -584,10 +571,6 @@ public actor Player {
             return PlaybackItem(uri: track.uri, token: serial)
         }
         handover.set(current: current, next: next)
-    }
-
-    private func applyMetadata(_ id: TrackID, _ metadata: TrackMetadata) {
-        applyMetadataNow(id, metadata)
     }
 
     private func applyMetadataNow(_ id: TrackID, _ new: TrackMetadata) {

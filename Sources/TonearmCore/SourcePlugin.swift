@@ -12,6 +12,8 @@ public protocol SourcePlugin: Sendable {
     func resolve(_ uri: URL) async throws -> TrackMetadata
     /// Slower, complete metadata (tags, length, cover art); called off the player's path.
     func enrich(_ metadata: TrackMetadata) async -> TrackMetadata
+    /// Checks by content that the URI can be played (for OpenUri, which must refuse what it cannot play).
+    func verify(_ uri: URL) async throws
     /// Called once when the daemon starts.
     func start(_ context: PluginContext) async throws
     /// Called once when the daemon stops.
@@ -20,6 +22,7 @@ public protocol SourcePlugin: Sendable {
 
 extension SourcePlugin {
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata { metadata }
+    public func verify(_ uri: URL) async throws {}
     public func start(_ context: PluginContext) async throws {}
     public func stop() async {}
 }

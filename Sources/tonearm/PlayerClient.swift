@@ -333,19 +333,12 @@ extension DBusValue {
         }
     }
 
-    /// Any integer type (through variants), clamped into Int64.
+    /// Any integer type (through variants), or a finite double rounded: players differ in what they send.
     var looseInt64: Int64? {
-        switch unwrapped {
-        case .byte(let v): return Int64(v)
-        case .int16(let v): return Int64(v)
-        case .uint16(let v): return Int64(v)
-        case .int32(let v): return Int64(v)
-        case .uint32(let v): return Int64(v)
-        case .int64(let v): return v
-        case .uint64(let v): return Int64(clamping: v)
-        case .double(let v) where v.isFinite: return Int64(v.rounded())
-        default: return nil
-        }
+        if let v = int64Value { return v }
+        if case .uint64 = unwrapped { return Int64.max }
+        if let d = doubleValue, d.isFinite { return Int64(d.rounded()) }
+        return nil
     }
 
     /// A double or any integer (through variants).

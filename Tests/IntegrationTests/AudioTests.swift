@@ -16,7 +16,7 @@ import Testing
         try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[..<(cut * 2)])).write(to: a)
         try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cut * 2)...])).write(to: b)
         let out = d.media.file("rendered.wav")
-        let changes = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start([a.path, b.path], sink: "wavenc ! filesink location=\(out.path)")
         try await d.waitFor("both played, then Stopped", timeout: .seconds(30)) {
             try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
@@ -41,7 +41,7 @@ import Testing
         let b = try d.sine("good2.wav", seconds: 1.0, frequency: 660)
         // Raw samples appended: the pipeline is reset after the failure, which would truncate a WAV.
         let out = d.media.file("rendered.raw")
-        let failures = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        let failures = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start([a, bad, b], sink: "audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink append=true location=\(out.path)")
         try await d.waitFor("the failure is signalled", timeout: .seconds(30)) { failures.named("TrackFailed").count == 1 }
         try await d.waitFor("the good ones played, then Stopped", timeout: .seconds(30)) {
@@ -67,7 +67,7 @@ import Testing
         try await d.start([a], tickInterval: 0.2)
         #expect(try await d.get(Daemon.tonearm, "TickInterval") == .int64(200_000))
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        let ticks = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "Tick"))
+        let ticks = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "Tick"))
         try await Task.sleep(for: .seconds(2))
         let playing = ticks.timed
         #expect((7...13).contains(playing.count), "\(playing.count) ticks in 2 s at 0.2 s")

@@ -156,8 +156,9 @@ final class SignalRecorder: @unchecked Sendable {
     private var received: [(Date, DBusSignal)] = []
     private var task: Task<Void, Never>?
 
-    init(_ connection: DBusConnection, _ rule: DBusMatchRule) {
-        let stream = connection.signals(matching: rule)
+    /// Returns once the bus has confirmed the subscription, so no signal sent afterwards is missed.
+    init(_ connection: DBusConnection, _ rule: DBusMatchRule) async throws {
+        let stream = try await connection.subscribe(rule)
         task = Task { [weak self] in
             for await signal in stream {
                 self?.lock.withLock { self?.received.append((Date(), signal)) }

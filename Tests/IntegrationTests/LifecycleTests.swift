@@ -62,6 +62,30 @@ import Testing
         #expect(await d.process?.wait() == 0)
     }
 
+    @Test func withNoAudioDeviceItPlaysToAClockSynchronisedNullSink() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 60)
+        try await d.start([a], sink: "autoaudiosink")
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        try await d.waitFor("position moves") { try await d.position() > 200_000 }
+        let started = ContinuousClock.now
+        let p0 = try await d.position()
+        try await Task.sleep(for: .seconds(1))
+        let p1 = try await d.position()
+        let elapsed = ContinuousClock.now - started
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        // A synchronised sink cannot run ahead of the clock (an unsynchronised one would be done in a blink).
+        #expect(p1 > p0)
+        #expect(Double(p1 - p0) / 1e6 < wall + 0.5, "media advanced \(p1 - p0) µs in \(wall) s")
+        let notices = d.log.components(separatedBy: "no audio device").count - 1
+        if notices > 0 {
+            #expect(notices == 1, "the null sink is announced once:\n\(d.log)")
+        } else {
+            // A machine with a sound card: the real device plays; nothing to announce.
+            #expect(!d.log.contains("null sink"))
+        }
+    }
+
     @Test func aSecondInstanceSaysSoAndFails() async throws {
         let d = try Daemon()
         try await d.start()

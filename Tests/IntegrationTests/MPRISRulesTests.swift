@@ -11,9 +11,15 @@ import Testing
         #expect(try await d.status() == "Stopped")
         #expect(try await d.trackID() == "/org/mpris/MediaPlayer2/TrackList/NoTrack")
         #expect(try await d.tracks().isEmpty)
-        // Play with nothing queued changes nothing.
+        // Play with nothing queued changes nothing; PlayPause with CanPause false also raises an error.
         _ = try await d.call(Daemon.player, "Play")
         _ = try await d.call(Daemon.player, "Next")
+        do {
+            _ = try await d.call(Daemon.player, "PlayPause")
+            Issue.record("PlayPause with CanPause false must raise an error")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.NothingToPlay")
+        }
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await d.status() == "Stopped")
         #expect(try await d.get(Daemon.player, "CanPlay") == .bool(false))
@@ -78,7 +84,7 @@ import Testing
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 10)
         try await d.start()
-        let added = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackAdded"))
+        let added = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackAdded"))
         _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri(a))])
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         let first = try await d.trackID()
@@ -95,6 +101,15 @@ import Testing
         } catch let e as DBusError {
             #expect(e.name == "org.tonearm.Error.UnsupportedScheme")
         }
+        let text = d.media.file("notes.mp3")
+        try Data("shopping list: milk, eggs\n".utf8).write(to: text)
+        do {
+            _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri(text.path))])
+            Issue.record("a text file named .mp3 must be refused")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.UnsupportedType", "\(e)")
+        }
+        #expect(try await d.tracks().count == 2, "a refused file is not queued")
         do {
             _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri("/nonexistent/song.flac"))])
             Issue.record("a missing file must be an error")
@@ -112,7 +127,7 @@ import Testing
         let ids = try await d.tracks()
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         try await d.waitFor("CanSeek") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
-        let seeked = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
+        let seeked = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
 
         let from = try await d.position()
         _ = try await d.call(Daemon.player, "Seek", [.int64(4_000_000)])
@@ -144,7 +159,7 @@ import Testing
         let a = try d.sine("a.wav", seconds: 60)
         try await d.start([a])
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        let changes = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
 
         try await d.set(Daemon.player, "Volume", .double(0.3))
         #expect(try await d.get(Daemon.player, "Volume") == .double(0.3))

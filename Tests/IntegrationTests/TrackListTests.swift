@@ -11,8 +11,8 @@ import Testing
         let b = try d.sine("b.wav", seconds: 30)
         let c = try d.sine("c.wav", seconds: 30)
         try await d.start()
-        let signals = SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList))
-        let properties = SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let signals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList))
+        let properties = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
 
         _ = try await d.call(Daemon.trackList, "AddTrack", [.string(Daemon.uri(a)), .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack"), .bool(false)])
         var ids = try await d.tracks()

@@ -1,6 +1,7 @@
 import Foundation
 import Playback
 import Testing
+import TestSupport
 
 /// A tiny Standard MIDI File (format 0): four quarter notes at 120 bpm, about 2 s.
 func standardMidiFile() -> [UInt8] {
@@ -15,10 +16,12 @@ func standardMidiFile() -> [UInt8] {
 
 @Suite("Media: tags, probe, MIDI, support")
 struct MediaTests {
+    /// A fresh folder for each test (Swift Testing makes a suite instance per test), removed when it ends.
+    let dir = TemporaryDirectory("tonearm-playback")
+
     @Test("tags from the stream are reported, merged, per item")
     func tags() async throws {
-        let dir = try makeTempDir()
-        let ogg = dir.appendingPathComponent("tagged.ogg")
+        let ogg = dir.file("tagged.ogg")
         try await runGst(["audiotestsrc", "num-buffers=20", "!", "audioconvert", "!",
                     "taginject", "tags=title=\"Hello\",artist=\"Someone\",album=\"AnAlbum\",track-number=(uint)3,genre=\"Test\"", "!",
                     "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
@@ -39,8 +42,7 @@ struct MediaTests {
 
     @Test("MediaProbe reads duration and tags without playing")
     func probe() async throws {
-        let dir = try makeTempDir()
-        let ogg = dir.appendingPathComponent("tagged.ogg")
+        let ogg = dir.file("tagged.ogg")
         try await runGst(["audiotestsrc", "num-buffers=43", "samplesperbuffer=1024", "!", "audioconvert", "!",
                     "taginject", "tags=title=\"ProbeMe\",artist=\"A\",album=\"B\"", "!",
                     "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
@@ -50,32 +52,30 @@ struct MediaTests {
         #expect(result.tags.title == "ProbeMe")
         #expect(result.tags.artists == ["A"])
 
-        let wav = dir.appendingPathComponent("s.wav")
-        try Wav.write(sine(range: 0..<22_050), to: wav)
+        let wav = dir.file("s.wav")
+        try sine(0..<22_050).write(to: wav)
         #expect(try MediaProbe.probe(uri: wav.uri).duration == 500_000_000)
     }
 
     @Test("MediaProbe throws for missing, random and non-audio files")
     func probeErrors() async throws {
-        let dir = try makeTempDir()
-        #expect { try MediaProbe.probe(uri: dir.appendingPathComponent("none.ogg").uri) } throws: { error in
+        #expect { try MediaProbe.probe(uri: dir.file("none.ogg").uri) } throws: { error in
             (error as? PlaybackError)?.domain == "resource"
         }
-        let noise = dir.appendingPathComponent("noise.ogg")
+        let noise = dir.file("noise.ogg")
         var generator = SystemRandomNumberGenerator()
         try Data((0..<5_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: noise)
         #expect { try MediaProbe.probe(uri: noise.uri) } throws: { error in
             (error as? PlaybackError)?.domain == "stream"
         }
-        let png = dir.appendingPathComponent("picture.png")
+        let png = dir.file("picture.png")
         try await runGst(["videotestsrc", "num-buffers=1", "!", "pngenc", "!", "filesink", "location=\(png.path)"])
         #expect(throws: PlaybackError.self) { try MediaProbe.probe(uri: png.uri) }
     }
 
     @Test("a Standard MIDI File plays through midiparse + fluiddec")
     func midi() async throws {
-        let dir = try makeTempDir()
-        let mid = dir.appendingPathComponent("tune.mid"), output = dir.appendingPathComponent("out.wav")
+        let mid = dir.file("tune.mid"), output = dir.file("out.wav")
         try Data(standardMidiFile()).write(to: mid)
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
@@ -84,9 +84,9 @@ struct MediaTests {
         #expect(await log.waitFor(.finished(tune), timeout: .seconds(20)))
         engine.shutdown()
         #expect(log.events.failures.isEmpty)
-        let audio = try Wav.read(output)
+        let audio = try WAV.read(output)
         #expect(audio.seconds > 1.8 && audio.seconds < 4)
-        #expect(audio.samples.map { abs(Int($0)) }.max() ?? 0 > 300, "MIDI output is silent")
+        #expect(audio.mono.map { abs(Int($0)) }.max() ?? 0 > 300, "MIDI output is silent")
         let probe = try MediaProbe.probe(uri: mid.uri)
         #expect(probe.duration.map { $0 > 1_800_000_000 && $0 < 2_600_000_000 } == true)
     }
@@ -107,10 +107,13 @@ struct MediaTests {
 
 @Suite("Gapless across encoded formats")
 struct GaplessEncodedTests {
-    /// Encodes `samples` with a gst-launch encoder chain ("vorbisenc ! oggmux").
-    func encode(_ samples: [Int16], _ chain: [String], tags: String? = nil, to url: URL, in dir: URL) async throws {
-        let wav = dir.appendingPathComponent(url.deletingPathExtension().lastPathComponent + "-src.wav")
-        try Wav.write(samples, to: wav)
+    /// A fresh folder for each test (Swift Testing makes a suite instance per test), removed when it ends.
+    let dir = TemporaryDirectory("tonearm-playback")
+
+    /// Encodes `signal` with a gst-launch encoder chain ("vorbisenc ! oggmux").
+    func encode(_ signal: WAV, _ chain: [String], tags: String? = nil, to url: URL) async throws {
+        let wav = dir.file(url.deletingPathExtension().lastPathComponent + "-src.wav")
+        try signal.write(to: wav)
         var args = ["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!"]
         if let tags { args += ["taginject", "tags=\(tags)", "!"] }
         args += chain + ["!", "filesink", "location=\(url.path)"]
@@ -119,12 +122,11 @@ struct GaplessEncodedTests {
 
     @Test("Ogg Vorbis pieces of one sine join without a gap or a jump; tags switch with the item")
     func vorbis() async throws {
-        let dir = try makeTempDir()
-        let whole = sine(range: 0..<(40_000 + 30_000))
-        let aURL = dir.appendingPathComponent("a.ogg"), bURL = dir.appendingPathComponent("b.ogg")
-        try await encode(Array(whole[0..<40_000]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"First\"", to: aURL, in: dir)
-        try await encode(Array(whole[40_000...]), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"Second\"", to: bURL, in: dir)
-        let output = dir.appendingPathComponent("out.wav")
+        let whole = sine(0..<(40_000 + 30_000))
+        let aURL = dir.file("a.ogg"), bURL = dir.file("b.ogg")
+        try await encode(whole.frames(0..<40_000), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"First\"", to: aURL)
+        try await encode(whole.frames(40_000..<whole.frameCount), ["vorbisenc", "quality=0.9", "!", "oggmux"], tags: "title=\"Second\"", to: bURL)
+        let output = dir.file("out.wav")
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
         let a = item(aURL, 1), b = item(bURL, 2)
@@ -139,9 +141,10 @@ struct GaplessEncodedTests {
         }
         #expect(titles.first == "1:First")
         #expect(titles.last == "2:Second")
-        let audio = try Wav.read(output)
-        #expect(abs(audio.samples.count - whole.count) <= 64, "length \(audio.samples.count) vs \(whole.count)")
+        let rendered = try WAV.read(output).mono
+        #expect(abs(rendered.count - whole.frameCount) <= 64, "length \(rendered.count) vs \(whole.frameCount)")
         // Lossy: allow 25% over the sine's steepest step; a gap or a splice jump is far larger.
-        #expect(continuityProblems(audio.samples, slope: maxSlope() * 5 / 4) == [])
+        #expect(AudioCheck.largestJump(rendered) <= sineStep * 5 / 4, "a jump: the join is not seamless")
+        #expect(AudioCheck.longestSilence(rendered.dropFirst(), threshold: 99) < 2, "a gap between the pieces")
     }
 }

@@ -1,18 +1,21 @@
 import Foundation
 import Playback
 import Testing
+import TestSupport
 
 @Suite("PlaybackEngine")
 struct PlaybackEngineTests {
+    /// A fresh folder for each test (Swift Testing makes a suite instance per test), removed when it ends.
+    let dir = TemporaryDirectory("tonearm-playback")
+
     @Test("plays a 1 s sine to a WAV sink: not silent, right length")
     func playsSine() async throws {
-        let dir = try makeTempDir()
-        let input = dir.appendingPathComponent("sine.wav"), output = dir.appendingPathComponent("out.wav")
-        let samples = sine(range: 0..<44_100)
-        try Wav.write(samples, to: input)
+        let inputURL = dir.file("sine.wav"), output = dir.file("out.wav")
+        let input = sine(0..<44_100)
+        try input.write(to: inputURL)
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
-        let a = item(input, 1)
+        let a = item(inputURL, 1)
         engine.load(a)
         #expect(await log.waitFor(.finished(a)))
         engine.shutdown()
@@ -20,22 +23,21 @@ struct PlaybackEngineTests {
         #expect(events.started == [a])
         #expect(events.contains(.durationChanged(a, 1_000_000_000)))
         #expect(events.states.first == .playing)
-        let audio = try Wav.read(output)
-        #expect(audio.rate == 44_100)
-        #expect(abs(audio.samples.count - samples.count) <= 44) // ±1 ms
-        #expect(audio.samples.map { abs(Int($0)) }.max() ?? 0 > 10_000)
-        #expect(audio.samples == samples, "not rendered exactly")
+        let audio = try WAV.read(output)
+        #expect(audio.sampleRate == 44_100)
+        #expect(abs(audio.mono.count - input.frameCount) <= 44) // ±1 ms
+        #expect(audio.mono.map { abs(Int($0)) }.max() ?? 0 > 10_000)
+        #expect(audio.mono == input.samples, "not rendered exactly")
     }
 
     @Test("gapless: two WAVs cut from one sine join with no gap and no jump")
     func gaplessWav() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        let output = dir.appendingPathComponent("out.wav")
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        let output = dir.file("out.wav")
         let split = 57_330 // 1.3 s
-        let whole = sine(range: 0..<(split + 48_510)) // + 1.1 s
-        try Wav.write(Array(whole[0..<split]), to: aURL)
-        try Wav.write(Array(whole[split...]), to: bURL)
+        let whole = sine(0..<(split + 48_510)) // + 1.1 s
+        try whole.frames(0..<split).write(to: aURL)
+        try whole.frames(split..<whole.frameCount).write(to: bURL)
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
         let a = item(aURL, 1), b = item(bURL, 2)
@@ -47,25 +49,25 @@ struct PlaybackEngineTests {
         #expect(events.started == [a, b])
         #expect(!events.contains(.finished(a)))
         #expect(events.failures.isEmpty)
-        let audio = try Wav.read(output)
-        #expect(audio.samples.count == whole.count)
-        #expect(continuityProblems(audio.samples, slope: maxSlope()) == [])
-        #expect(audio.samples == whole, "not rendered exactly")
+        let rendered = try WAV.read(output).mono
+        #expect(rendered.count == whole.frameCount)
+        #expect(AudioCheck.largestJump(rendered) <= sineStep, "a jump: the join is not seamless")
+        #expect(AudioCheck.longestSilence(rendered.dropFirst(), threshold: 99) < 2, "a gap between the pieces")
+        #expect(rendered == whole.samples, "not rendered exactly")
     }
 
     @Test("gapless: FLAC files made by flacenc join sample-exactly")
     func gaplessFlac() async throws {
-        let dir = try makeTempDir()
-        let whole = sine(range: 0..<(30_000 + 40_000))
-        let pieces = [Array(whole[0..<30_000]), Array(whole[30_000...])]
+        let whole = sine(0..<(30_000 + 40_000))
+        let pieces = [whole.frames(0..<30_000), whole.frames(30_000..<whole.frameCount)]
         var items: [PlaybackItem] = []
         for (index, piece) in pieces.enumerated() {
-            let wav = dir.appendingPathComponent("\(index).wav"), flac = dir.appendingPathComponent("\(index).flac")
-            try Wav.write(piece, to: wav)
+            let wav = dir.file("\(index).wav"), flac = dir.file("\(index).flac")
+            try piece.write(to: wav)
             try await runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "flacenc", "!", "filesink", "location=\(flac.path)"])
             items.append(item(flac, UInt64(index + 1)))
         }
-        let output = dir.appendingPathComponent("out.wav")
+        let output = dir.file("out.wav")
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
         let (a, b) = (items[0], items[1])
@@ -74,22 +76,22 @@ struct PlaybackEngineTests {
         #expect(await log.waitFor(.finished(b)))
         engine.shutdown()
         #expect(log.events.started == [a, b])
-        let audio = try Wav.read(output)
-        #expect(audio.samples.count == whole.count)
-        #expect(continuityProblems(audio.samples, slope: maxSlope()) == [])
+        let rendered = try WAV.read(output).mono
+        #expect(rendered.count == whole.frameCount)
+        #expect(AudioCheck.largestJump(rendered) <= sineStep, "a jump: the join is not seamless")
+        #expect(AudioCheck.longestSilence(rendered.dropFirst(), threshold: 99) < 2, "a gap between the pieces")
     }
 
     @Test("a corrupt next item: reported failed, current plays to its end, the one after can be loaded")
     func corruptBetweenGoodOnes() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        let garbageURL = dir.appendingPathComponent("garbage.wav")
-        let aSamples = sine(range: 0..<44_100), bSamples = sine(range: 0..<22_050)
-        try Wav.write(aSamples, to: aURL)
-        try Wav.write(bSamples, to: bURL)
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        let garbageURL = dir.file("garbage.wav")
+        let aTone = sine(0..<44_100), bTone = sine(0..<22_050)
+        try aTone.write(to: aURL)
+        try bTone.write(to: bURL)
         var generator = SystemRandomNumberGenerator()
         try Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: garbageURL)
-        let output = dir.appendingPathComponent("out.wav")
+        let output = dir.file("out.wav")
         let engine = try PlaybackEngine(sinkDescription: wavSink(output))
         let log = EventLog(engine)
         let a = item(aURL, 1), garbage = item(garbageURL, 2), b = item(bURL, 3)
@@ -103,30 +105,29 @@ struct PlaybackEngineTests {
         #expect(log.events.started == [a])
         // A was heard completely. The engine resets the stalled pipeline to NULL right after
         // .finished, which closes the file sink (do not stop(): NULL→READY reopens and truncates).
-        let complete = 44 + aSamples.count * 2
+        let complete = 44 + aTone.samples.count * 2
         for _ in 0..<200 where (try? Data(contentsOf: output))?.count ?? 0 < complete {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let first = try Wav.read(output)
-        #expect(first.samples.count == aSamples.count)
-        #expect(first.samples == aSamples, "A was not rendered exactly")
+        let first = try WAV.read(output)
+        #expect(first.mono.count == aTone.frameCount)
+        #expect(first.mono == aTone.samples, "A was not rendered exactly")
         // Then B plays.
         engine.load(b)
         #expect(await log.waitFor(.finished(b)))
         engine.shutdown()
         #expect(log.events.started == [a, b])
-        let second = try Wav.read(output)
-        #expect(second.samples == bSamples, "B was not rendered exactly")
+        let second = try WAV.read(output)
+        #expect(second.mono == bTone.samples, "B was not rendered exactly")
     }
 
     @Test("a missing next item is refused before hand-over; current ends normally")
     func missingNext() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav")
-        try Wav.write(sine(range: 0..<22_050), to: aURL)
-        let engine = try PlaybackEngine(sinkDescription: wavSink(dir.appendingPathComponent("out.wav")))
+        let aURL = dir.file("a.wav")
+        try sine(0..<22_050).write(to: aURL)
+        let engine = try PlaybackEngine(sinkDescription: wavSink(dir.file("out.wav")))
         let log = EventLog(engine)
-        let a = item(aURL, 1), missing = item(dir.appendingPathComponent("nope.wav"), 2)
+        let a = item(aURL, 1), missing = item(dir.file("nope.wav"), 2)
         engine.setNextItemProvider { $0 == a ? missing : nil }
         engine.load(a)
         #expect(await log.waitFor(.finished(a)))
@@ -138,10 +139,9 @@ struct PlaybackEngineTests {
 
     @Test("missing file → failed, domain resource")
     func missingFile() async throws {
-        let dir = try makeTempDir()
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
-        let missing = item(dir.appendingPathComponent("missing.wav"), 7)
+        let missing = item(dir.file("missing.wav"), 7)
         engine.load(missing)
         #expect(await log.wait { !$0.failures.isEmpty })
         try? await Task.sleep(for: .milliseconds(200))
@@ -151,8 +151,8 @@ struct PlaybackEngineTests {
         #expect(failures.first?.1.domain == "resource")
         #expect(log.events.started.isEmpty)
         // The engine recovers: a good file plays next.
-        let goodURL = dir.appendingPathComponent("good.wav")
-        try Wav.write(sine(range: 0..<4_410), to: goodURL)
+        let goodURL = dir.file("good.wav")
+        try sine(0..<4_410).write(to: goodURL)
         let good = item(goodURL, 8)
         engine.load(good)
         #expect(await log.waitFor(.finished(good)))
@@ -161,8 +161,7 @@ struct PlaybackEngineTests {
 
     @Test("random bytes → stream error 'Could not determine type of stream'")
     func randomBytes() async throws {
-        let dir = try makeTempDir()
-        let url = dir.appendingPathComponent("noise.mp3")
+        let url = dir.file("noise.mp3")
         var generator = SystemRandomNumberGenerator()
         try Data((0..<10_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: url)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
@@ -174,8 +173,8 @@ struct PlaybackEngineTests {
         #expect(failure.0 == noise)
         #expect(failure.1.domain == "stream")
         #expect(failure.1.message.contains("Could not determine type of stream"))
-        let goodURL = dir.appendingPathComponent("good.wav")
-        try Wav.write(sine(range: 0..<4_410), to: goodURL)
+        let goodURL = dir.file("good.wav")
+        try sine(0..<4_410).write(to: goodURL)
         let good = item(goodURL, 2)
         engine.load(good)
         #expect(await log.waitFor(.finished(good)))
@@ -185,12 +184,11 @@ struct PlaybackEngineTests {
 
     @Test("truncated Ogg → a failure, not a hang")
     func truncatedOgg() async throws {
-        let dir = try makeTempDir()
-        let wav = dir.appendingPathComponent("s.wav"), ogg = dir.appendingPathComponent("s.ogg")
-        try Wav.write(sine(range: 0..<44_100), to: wav)
+        let wav = dir.file("s.wav"), ogg = dir.file("s.ogg")
+        try sine(0..<44_100).write(to: wav)
         try await runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
         let bytes = try Data(contentsOf: ogg)
-        let cut = dir.appendingPathComponent("cut.ogg")
+        let cut = dir.file("cut.ogg")
         try bytes.prefix(300).write(to: cut)
         // Sometimes GStreamer reports it at once, sometimes the pipeline just never prerolls:
         // then the preroll time-out reports it.
@@ -205,9 +203,8 @@ struct PlaybackEngineTests {
 
     @Test("seek, pause/play state events, position and duration")
     func seekPausePlay() async throws {
-        let dir = try makeTempDir()
-        let url = dir.appendingPathComponent("three.wav")
-        try Wav.write(sine(range: 0..<(3 * 44_100)), to: url)
+        let url = dir.file("three.wav")
+        try sine(0..<(3 * 44_100)).write(to: url)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let three = item(url, 1)
@@ -234,9 +231,8 @@ struct PlaybackEngineTests {
 
     @Test("load paused at a position restores a saved state")
     func loadPausedAtPosition() async throws {
-        let dir = try makeTempDir()
-        let url = dir.appendingPathComponent("three.wav")
-        try Wav.write(sine(range: 0..<(3 * 44_100)), to: url)
+        let url = dir.file("three.wav")
+        try sine(0..<(3 * 44_100)).write(to: url)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let three = item(url, 1)
@@ -252,9 +248,8 @@ struct PlaybackEngineTests {
 
     @Test("rate: a 2× seek halves the wall-clock time")
     func rate() async throws {
-        let dir = try makeTempDir()
-        let url = dir.appendingPathComponent("two.wav")
-        try Wav.write(sine(range: 0..<(8 * 44_100)), to: url)
+        let url = dir.file("two.wav")
+        try sine(0..<(8 * 44_100)).write(to: url)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let two = item(url, 1)
@@ -293,9 +288,8 @@ struct PlaybackEngineTests {
 
     @Test("the default sink works on a machine without a sound card")
     func defaultSink() async throws {
-        let dir = try makeTempDir()
-        let url = dir.appendingPathComponent("short.wav")
-        try Wav.write(sine(range: 0..<8_820), to: url) // 0.2 s
+        let url = dir.file("short.wav")
+        try sine(0..<8_820).write(to: url) // 0.2 s
         let engine = try PlaybackEngine()
         let log = EventLog(engine)
         let short = item(url, 1)

@@ -1,17 +1,20 @@
 import Foundation
 import Playback
 import Testing
+import TestSupport
 
 /// Behaviour against a clock-synchronised sink (how the daemon really plays).
 @Suite("PlaybackEngine in real time")
 struct RealTimeTests {
+    /// A fresh folder for each test (Swift Testing makes a suite instance per test), removed when it ends.
+    let dir = TemporaryDirectory("tonearm-playback")
+
     @Test("gapless with a synchronised sink: one .started per item, position restarts for the next item")
     func gaplessRealTime() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        let whole = sine(range: 0..<(44_100 + 22_050))
-        try Wav.write(Array(whole[0..<44_100]), to: aURL)
-        try Wav.write(Array(whole[44_100...]), to: bURL)
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        let whole = sine(0..<(44_100 + 22_050))
+        try whole.frames(0..<44_100).write(to: aURL)
+        try whole.frames(44_100..<whole.frameCount).write(to: bURL)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let a = item(aURL, 1), b = item(bURL, 2)
@@ -37,15 +40,14 @@ struct RealTimeTests {
 
     @Test("failed hand-over (next item decodes badly) with a synchronised sink: the current item plays to its real end")
     func failedHandOverRealTime() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        try Wav.write(sine(range: 0..<(3 * 22_050)), to: aURL) // 1.5 s
-        try Wav.write(sine(range: 0..<8_820), to: bURL)
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        try sine(0..<(3 * 22_050)).write(to: aURL) // 1.5 s
+        try sine(0..<8_820).write(to: bURL)
         // Looks like Ogg to typefind (so it is handed over) but fails to decode.
-        let wav = dir.appendingPathComponent("src.wav"), ogg = dir.appendingPathComponent("src.ogg")
-        try Wav.write(sine(range: 0..<44_100), to: wav)
+        let wav = dir.file("src.wav"), ogg = dir.file("src.ogg")
+        try sine(0..<44_100).write(to: wav)
         try await runGst(["filesrc", "location=\(wav.path)", "!", "wavparse", "!", "audioconvert", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
-        let garbageURL = dir.appendingPathComponent("truncated.ogg")
+        let garbageURL = dir.file("truncated.ogg")
         try Data(contentsOf: ogg).prefix(300).write(to: garbageURL)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
@@ -74,10 +76,9 @@ struct RealTimeTests {
 extension RealTimeTests {
     @Test("the rate carries over a gapless hand-over")
     func rateAcrossGapless() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        try Wav.write(sine(range: 0..<(3 * 44_100)), to: aURL)
-        try Wav.write(sine(range: 0..<44_100), to: bURL)
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        try sine(0..<(3 * 44_100)).write(to: aURL)
+        try sine(0..<44_100).write(to: bURL)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let a = item(aURL, 1), b = item(bURL, 2)
@@ -102,10 +103,9 @@ extension RealTimeTests {
 extension RealTimeTests {
     @Test("a seek after the hand-over was prepared stays in the current item")
     func seekAfterAboutToFinish() async throws {
-        let dir = try makeTempDir()
-        let aURL = dir.appendingPathComponent("a.wav"), bURL = dir.appendingPathComponent("b.wav")
-        try Wav.write(sine(range: 0..<(2 * 44_100)), to: aURL)
-        try Wav.write(sine(range: 0..<22_050), to: bURL)
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
+        try sine(0..<(2 * 44_100)).write(to: aURL)
+        try sine(0..<22_050).write(to: bURL)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
         let a = item(aURL, 1), b = item(bURL, 2)

@@ -3,31 +3,60 @@ import Synchronization
 
 /// A program started with posix_spawn and reaped with waitpid, so tests control it fully:
 /// Foundation's Process spins a run loop in waitUntilExit and has been seen to hang here.
+/// Optionally the child leads a process group of its own, so that signals reach anything it starts too.
+/// Every live child is registered, so `killAll()` can make sure none outlives the program (from atexit, say).
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     /// Read end of the child's stdout, when captured.
     public let stdout: Int32?
+    /// Where stdout (unless captured) and stderr go, if not /dev/null.
+    public let outputFile: String?
+    /// Whether the child leads a process group of its own (then `signal`, `kill` and `terminate` reach the group).
+    public let ownsProcessGroup: Bool
     private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Starts `executable`; stdout is captured when `captureOutput`, else sent to `outputFile` (or /dev/null);
-    /// stderr goes to `outputFile` or /dev/null; stdin is /dev/null.
+    /// Starts `executable` with `environment` (default: this process's); stdout is captured when `captureOutput`,
+    /// else sent to `outputFile` (or /dev/null); stderr goes to `outputFile` or /dev/null; stdin is /dev/null.
+    /// With `processGroup` the child starts in a new process group, led by itself.
+    /// Signal dispositions and the signal mask are reset to defaults in the child (a parent's ignored SIGTERM,
+    /// say, would otherwise be inherited).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                captureOutput: Bool = true, outputFile: String? = nil) throws {
+                captureOutput: Bool = true, outputFile: String? = nil, processGroup: Bool = false) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var pipeFDs: [Int32] = [-1, -1]
+        let output = outputFile ?? "/dev/null"
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         if captureOutput {
             guard pipe(&pipeFDs) == 0 else { throw POSIXError(.EMFILE) }
             // Close-on-exec, so the child (and anything it starts) holds only its own stdout copy.
             _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
             _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
             posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 2, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         } else {
-            posix_spawn_file_actions_addopen(&actions, 1, outputFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, outputFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigmask(&attributes, &noneBlocked)
+        var flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+        if processGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -35,7 +64,7 @@ public final class ChildProcess: Sendable {
             env.forEach { free($0) }
         }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, nil, argv, env)
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, env)
         if captureOutput { close(pipeFDs[1]) }
         guard rc == 0 else {
             if captureOutput { close(pipeFDs[0]) }
@@ -43,6 +72,14 @@ public final class ChildProcess: Sendable {
         }
         pid = child
         stdout = captureOutput ? pipeFDs[0] : nil
+        self.outputFile = outputFile
+        ownsProcessGroup = processGroup
+        Self.live.withLock { $0[child] = WeakChild(child: self) }
+    }
+
+    /// What the child has written to `outputFile` so far.
+    public var writtenOutput: String {
+        outputFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
     }
 
     /// Finds a program on PATH.
@@ -55,23 +92,31 @@ public final class ChildProcess: Sendable {
         return name
     }
 
-    /// The exit status once the child has ended (and been reaped), else nil.
+    /// The exit status once the child has ended (and been reaped), else nil. Exit code, or 128 + signal number as
+    /// shells report it; -1 if someone else reaped it.
     public var status: Int32? {
-        exitStatus.withLock { saved in
-            if let saved { return saved }
+        let (code, reaped) = exitStatus.withLock { saved -> (Int32?, Bool) in
+            if let saved { return (saved, false) }
             var raw: Int32 = 0
-            guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
-            // Exit code, or 128 + signal number as shells report it.
-            let code = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-            saved = code
-            return code
+            let r = waitpid(pid, &raw, WNOHANG)
+            if r == pid {
+                saved = Self.code(raw)
+            } else if r < 0 && errno == ECHILD {
+                saved = -1
+            } else {
+                return (nil, false)
+            }
+            return (saved, true)
         }
+        if reaped { unregister() }
+        return code
     }
 
     public var isRunning: Bool { status == nil }
 
+    /// Sends `sig` to the child (to its whole group when it leads one) while it runs.
     public func signal(_ sig: Int32) {
-        if isRunning { kill(pid, sig) }
+        if isRunning { Foundation.kill(target, sig) }
     }
 
     /// Waits (polling, never blocking a thread) until the child ends; returns its status.
@@ -79,6 +124,58 @@ public final class ChildProcess: Sendable {
     public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
         _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { !isRunning }
         return status
+    }
+
+    /// SIGTERM, up to `grace` to exit (waiting without blocking a thread), then SIGKILL. With a process group of
+    /// its own, whatever is left in the group is killed too. Returns the exit status.
+    @discardableResult
+    public func terminate(grace: Duration = .seconds(2)) async -> Int32? {
+        guard isRunning else { return status }
+        signal(SIGTERM)
+        if await wait(timeout: grace) == nil {
+            signal(SIGKILL)
+            await wait(timeout: .seconds(30))
+        }
+        // The group outlives its leader while members remain, so its id cannot have been reused yet.
+        if ownsProcessGroup { _ = Foundation.kill(-pid, SIGKILL) }
+        return status
+    }
+
+    /// SIGKILL (to the group when it leads one) and reap, blocking until the child is gone: for cleanup paths
+    /// that cannot wait asynchronously (deinit, exit handlers).
+    public func kill() {
+        let reaped = exitStatus.withLock { saved -> Bool in
+            guard saved == nil else { return false }
+            _ = Foundation.kill(target, SIGKILL)
+            var raw: Int32 = 0
+            var r: pid_t
+            repeat { r = waitpid(pid, &raw, 0) } while r < 0 && errno == EINTR
+            saved = r == pid ? Self.code(raw) : -1
+            return true
+        }
+        if reaped { unregister() }
+    }
+
+    /// Kills and reaps every child still running (see `kill()`); safe from an atexit handler.
+    public static func killAll() {
+        for child in live.withLock({ $0.values.compactMap(\.child) }) { child.kill() }
+    }
+
+    private var target: pid_t { ownsProcessGroup ? -pid : pid }
+
+    private static func code(_ raw: Int32) -> Int32 {
+        (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+    }
+
+    private struct WeakChild {
+        weak var child: ChildProcess?
+    }
+
+    /// The children not yet reaped, by pid.
+    private static let live = Mutex<[pid_t: WeakChild]>([:])
+
+    private func unregister() {
+        Self.live.withLock { _ = $0.removeValue(forKey: pid) }
     }
 
     /// Reads the captured stdout to its end on a thread of its own.
@@ -98,13 +195,7 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    deinit {
-        if exitStatus.withLock({ $0 }) == nil {
-            kill(pid, SIGKILL)
-            var raw: Int32 = 0
-            waitpid(pid, &raw, 0)
-        }
-    }
+    deinit { kill() }
 }
 
 /// Collects a child's stdout lines as they arrive (for `--follow` style output).

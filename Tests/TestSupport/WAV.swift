@@ -23,21 +23,48 @@ public struct WAV: Equatable {
     public var frameCount: Int { samples.count / max(1, channels) }
     public var seconds: Double { Double(frameCount) / Double(sampleRate) }
 
-    /// The first channel's samples.
-    public var mono: [Int16] { stride(from: 0, to: samples.count, by: max(1, channels)).map { samples[$0] } }
+    /// The first channel's samples (of whole frames).
+    public var mono: [Int16] { stride(from: 0, to: frameCount * max(1, channels), by: max(1, channels)).map { samples[$0] } }
 
-    /// A sine of `frequency` Hz starting at frame `startFrame` (so consecutive pieces join seamlessly).
+    /// The frames in `range`, e.g. to cut one signal into pieces that join exactly.
+    public func frames(_ range: Range<Int>) -> WAV {
+        let width = max(1, channels)
+        return WAV(sampleRate: sampleRate, channels: channels, samples: Array(samples[(range.lowerBound * width)..<(range.upperBound * width)]))
+    }
+
+    /// A sine of `frequency` Hz starting at frame `startFrame` (so consecutive pieces join seamlessly),
+    /// peaking at `amplitude` of full scale; samples are truncated toward zero.
     public static func sine(frequency: Double = 440, seconds: Double, startFrame: Int = 0, sampleRate: Int = 44100,
                             amplitude: Double = 0.5, channels: Int = 2) -> WAV {
         let frames = Int((seconds * Double(sampleRate)).rounded())
+        return sine(frequency: frequency, frames: startFrame..<(startFrame + frames), sampleRate: sampleRate,
+                    peak: amplitude * 32767, channels: channels, rounding: .towardZero)
+    }
+
+    /// Frames `frames` of one continuous sine of `frequency` Hz peaking at `peak` (in sample units), rounded to the
+    /// nearest sample value: pieces taken from adjacent ranges join exactly.
+    public static func sine(frequency: Double = 440, frames: Range<Int>, sampleRate: Int = 44100, peak: Double,
+                            channels: Int = 2) -> WAV {
+        sine(frequency: frequency, frames: frames, sampleRate: sampleRate, peak: peak, channels: channels,
+             rounding: .toNearestOrAwayFromZero)
+    }
+
+    private static func sine(frequency: Double, frames: Range<Int>, sampleRate: Int, peak: Double, channels: Int,
+                             rounding: FloatingPointRoundingRule) -> WAV {
         var samples: [Int16] = []
-        samples.reserveCapacity(frames * channels)
-        for i in 0..<frames {
-            let t = Double(startFrame + i) / Double(sampleRate)
-            let v = Int16(amplitude * 32767 * sin(2 * .pi * frequency * t))
+        samples.reserveCapacity(frames.count * channels)
+        for i in frames {
+            let t = Double(i) / Double(sampleRate)
+            let v = Int16((peak * sin(2 * .pi * frequency * t)).rounded(rounding))
             for _ in 0..<channels { samples.append(v) }
         }
         return WAV(sampleRate: sampleRate, channels: channels, samples: samples)
+    }
+
+    /// An upper bound for the sample-to-sample step of such a sine: its steepest slope, rounded up, plus 2 for
+    /// the rounding of both samples. A larger step (a click, a splice) is a discontinuity.
+    public static func sineStepLimit(frequency: Double = 440, peak: Double, sampleRate: Int = 44100) -> Int {
+        Int((peak * 2 * Double.pi * frequency / Double(sampleRate)).rounded(.up)) + 2
     }
 
     public func data() -> Data {
@@ -91,7 +118,7 @@ public struct WAV: Equatable {
 /// Checks on rendered audio.
 public enum AudioCheck {
     /// The longest run of (near) silent frames, e.g. a gap between two tracks.
-    public static func longestSilence(_ samples: [Int16], threshold: Int16 = 64) -> Int {
+    public static func longestSilence(_ samples: some Collection<Int16>, threshold: Int16 = 64) -> Int {
         var longest = 0, run = 0
         for s in samples {
             if abs(Int(s)) <= Int(threshold) { run += 1; longest = max(longest, run) } else { run = 0 }
@@ -100,7 +127,7 @@ public enum AudioCheck {
     }
 
     /// The biggest jump between neighbouring samples (a click or a discontinuity shows as a spike).
-    public static func largestJump(_ samples: [Int16]) -> Int {
+    public static func largestJump(_ samples: some Collection<Int16>) -> Int {
         zip(samples, samples.dropFirst()).map { abs(Int($1) - Int($0)) }.max() ?? 0
     }
 

@@ -41,7 +41,7 @@ final class Session: Sendable {
     /// GStreamer's plugin registry file, when it is to be shared between runs (else it is rebuilt
     /// in the fresh XDG_CACHE_HOME every time).
     let gstRegistry: String?
-    private let children = Mutex<[Child]>([])
+    private let children = Mutex<[ChildProcess]>([])
 
     private init(gstRegistry: String?) throws {
         self.gstRegistry = gstRegistry
@@ -100,7 +100,14 @@ final class Session: Sendable {
         let env = environment
         let clock = ContinuousClock()
         let start = clock.now
-        let child = try Child(player.executable, arguments, environment: env, logPath: home.file("player.log").path)
+        let child: ChildProcess
+        do {
+            // A process group of its own, so terminating it also stops anything it started.
+            child = try ChildProcess(player.executable, arguments, environment: env, captureOutput: false,
+                                     outputFile: home.file("player.log").path, processGroup: true)
+        } catch {
+            throw BenchError("cannot start \(player.executable): \(error)")
+        }
         children.withLock { $0.append(child) }
         let result = try await withThrowingTaskGroup(of: (ContinuousClock.Instant, String)?.self) { group in
             group.addTask {
@@ -113,10 +120,10 @@ final class Session: Sendable {
             group.addTask {  // watchdog: the player died, or took too long
                 let deadline = clock.now + timeout
                 while clock.now < deadline {
-                    if child.hasExited { throw BenchError("\(player.label) exited before taking its bus name:\n\(child.log.suffix(2000))") }
+                    if !child.isRunning { throw BenchError("\(player.label) exited before taking its bus name:\n\(child.writtenOutput.suffix(2000))") }
                     try await Task.sleep(for: .milliseconds(20))
                 }
-                throw BenchError("\(player.label) did not take \(player.busName) within \(timeout):\n\(child.log.suffix(2000))")
+                throw BenchError("\(player.label) did not take \(player.busName) within \(timeout):\n\(child.writtenOutput.suffix(2000))")
             }
             defer { group.cancelAll() }
             return try await group.next() ?? nil
@@ -132,7 +139,7 @@ final class Session: Sendable {
                                            name: "PlaybackStatus"))?.stringValue == "Playing"
         }
         guard playing else {
-            let log = children.withLock({ $0.last })?.log.suffix(2000) ?? ""
+            let log = children.withLock({ $0.last })?.writtenOutput.suffix(2000) ?? ""
             throw BenchError("\(name) did not start playing within \(timeout):\n\(log)")
         }
     }

@@ -38,7 +38,7 @@ struct TonearmBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Child.installCleanup()
+        Cleanup.install()
         let runs = self.runs ?? (quick ? 2 : 5)
         let calls = self.calls ?? (quick ? 200 : 2000)
         let root = Self.packageRoot
