@@ -70,14 +70,14 @@ import Testing
         let ticks = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "Tick"))
         try await Task.sleep(for: .seconds(2))
         let playing = ticks.timed
-        #expect((7...13).contains(playing.count), "\(playing.count) ticks in 2 s at 0.2 s")
+        #expect((3...13).contains(playing.count), "\(playing.count) ticks in 2 s at 0.2 s")
         // Spacing judged by the positions the daemon put in each Tick, not by when the test got them.
         let id = try await d.trackID()
         #expect(playing.allSatisfy { $0.1.arguments.first == .objectPath(id) })
         let positions = playing.compactMap { $0.1.arguments[1].int64Value }
         #expect(positions == positions.sorted(), "positions only grow")
         let gaps = zip(positions, positions.dropFirst()).map { $1 - $0 }.sorted()
-        if !gaps.isEmpty { #expect(abs(gaps[gaps.count / 2] - 200_000) < 60_000, "median tick spacing \(gaps[gaps.count / 2]) µs") }
+        if !gaps.isEmpty { #expect(abs(gaps[gaps.count / 2] - 200_000) < 100_000, "median tick spacing \(gaps[gaps.count / 2]) µs") }
         #expect(playing.last?.1.arguments[2] == .int64(60_000_000))
 
         _ = try await d.call(Daemon.player, "Pause")
@@ -94,6 +94,9 @@ import Testing
         _ = try await d.call(Daemon.player, "Play")
         ticks.clear()
         try await Task.sleep(for: .seconds(2.1))
-        #expect((3...6).contains(ticks.signals.count), "\(ticks.signals.count) ticks in 2 s at 0.5 s")
+        let slower = ticks.signals.compactMap { $0.arguments[1].int64Value }
+        #expect((1...6).contains(slower.count), "\(slower.count) ticks in 2 s at 0.5 s")
+        let slowerGaps = zip(slower, slower.dropFirst()).map { $1 - $0 }.sorted()
+        if !slowerGaps.isEmpty { #expect(abs(slowerGaps[slowerGaps.count / 2] - 500_000) < 150_000, "median spacing \(slowerGaps[slowerGaps.count / 2]) µs") }
     }
 }
