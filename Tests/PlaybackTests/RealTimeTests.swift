@@ -104,7 +104,7 @@ extension RealTimeTests {
     @Test("a seek after the hand-over was prepared stays in the current item")
     func seekAfterAboutToFinish() async throws {
         let aURL = dir.file("a.wav"), bURL = dir.file("b.wav")
-        try sine(0..<(2 * 44_100)).write(to: aURL)
+        try sine(0..<(4 * 44_100)).write(to: aURL)
         try sine(0..<22_050).write(to: bURL)
         let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
         let log = EventLog(engine)
@@ -112,7 +112,9 @@ extension RealTimeTests {
         engine.setNextItemProvider { $0 == a ? b : nil }
         engine.load(a)
         #expect(await log.waitFor(.stateChanged(.playing)))
-        try await Task.sleep(for: .milliseconds(1_300)) // about-to-finish has fired by now
+        // Within A's last second about-to-finish has fired; judged by position, not by a sleep.
+        let late = await eventually(timeout: .seconds(20), interval: .milliseconds(5)) { (engine.position ?? 0) >= 3_250_000_000 }
+        try #require(late)
         let seekTime = ContinuousClock.now
         #expect(engine.seek(to: 500_000_000))
         #expect(await log.wait { $0.contains { if case .seekCompleted(a, _) = $0 { return true }; return false } })
