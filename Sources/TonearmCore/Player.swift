@@ -406,7 +406,8 @@ public actor Player {
             break
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
-            if id == loaded { canSeek = engine.isSeekable }
+            // A seeking query can fail while the pipeline is busy; once seekable, a track stays so.
+            if id == loaded { canSeek = canSeek || engine.isSeekable }
             if let ns, ns > 0, var track = queue.track(id), track.metadata.length != ns / 1000 {
                 track.metadata.length = ns / 1000
                 queue.updateMetadata(id, track.metadata)
@@ -419,7 +420,7 @@ public actor Player {
             applyMetadataNow(id, track.metadata.merging(tags, artCache: artCache))
         case .seekCompleted(let item, let ns):
             guard TrackID(serial: item.token) == loaded else { return }
-            canSeek = engine.isSeekable
+            canSeek = true
             eventSink.yield(.seeked(ns / 1000))
             emitTick(position: ns / 1000)
             if status == .playing { startTicking() }
