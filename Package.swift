@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +26,11 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        .systemLibrary(
+            name: "CTagLib",
+            pkgConfig: "taglib_c",
+            providers: [.apt(["libtagc0-dev"])]
+        ),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
@@ -33,11 +39,11 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore",
+            "DBus", "TonearmCore", "LocalLibrary",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "DBus",
+            "MPRIS", "TonearmCore", "DBus", "LocalLibrary",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -45,6 +51,11 @@ let package = Package(
             "DBus",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .target(name: "LocalLibrary", dependencies: [
+            "TonearmCore", "CTagLib",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Plugins/LocalLibrary"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -53,6 +64,10 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "TestSupport"]),
+        .testTarget(name: "LocalLibraryTests", dependencies: [
+            "LocalLibrary", "TonearmCore", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

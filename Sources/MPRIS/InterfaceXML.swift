@@ -102,6 +102,62 @@ public enum InterfaceXML {
   </interface>
 </node>
 """#,
+        "org.tonearm.Library1": #"""
+<node>
+  <!-- The local music library: folders indexed into SQLite, browsed and searched. -->
+  <interface name="org.tonearm.Library1">
+    <!-- Artists with their album and track counts, sorted. Keys: name s, albums u, tracks u. -->
+    <method name="Artists">
+      <arg name="Artists" type="aa{sv}" direction="out"/>
+    </method>
+    <!-- Albums grouped by album and album artist ("" = every artist). Keys: title s, albumArtist s,
+         year i (when known), tracks u, duration d (seconds), artUrl s (when there is art). -->
+    <method name="Albums">
+      <arg name="Artist" type="s" direction="in"/>
+      <arg name="Albums" type="aa{sv}" direction="out"/>
+    </method>
+    <!-- An album's tracks in disc and track order. Track keys: path s, uri s, title s, artist s,
+         album s, albumArtist s, genre s, year i, trackNumber i, discNumber i, duration d, artUrl s. -->
+    <method name="AlbumTracks">
+      <arg name="Album" type="s" direction="in"/>
+      <arg name="AlbumArtist" type="s" direction="in"/>
+      <arg name="Tracks" type="aa{sv}" direction="out"/>
+    </method>
+    <!-- Tracks matching every predicate of Expression ("artist=Bill Evans AND album~blue";
+         = equals, ~ contains, ^ starts with; case and accents ignored), paged. -->
+    <method name="Search">
+      <arg name="Expression" type="s" direction="in"/>
+      <arg name="Offset" type="u" direction="in"/>
+      <arg name="Limit" type="u" direction="in"/>
+      <arg name="Tracks" type="aa{sv}" direction="out"/>
+    </method>
+    <!-- Today's pick: one track at random (an empty map when the library is empty). -->
+    <method name="RandomTrack">
+      <arg name="Track" type="a{sv}" direction="out"/>
+    </method>
+    <!-- Starts a rescan of the folders; progress and the result come as signals. -->
+    <method name="Scan"/>
+    <!-- Files that could not be read, with the reason. -->
+    <method name="Failures">
+      <arg name="Failures" type="a(ss)" direction="out"/>
+    </method>
+    <signal name="ScanProgress">
+      <arg name="Done" type="u"/>
+      <arg name="Total" type="u"/>
+    </signal>
+    <signal name="ScanFinished">
+      <arg name="Added" type="u"/>
+      <arg name="Updated" type="u"/>
+      <arg name="Removed" type="u"/>
+      <arg name="Failed" type="u"/>
+    </signal>
+    <!-- The music folders being indexed. -->
+    <property name="Folders" type="as" access="read"/>
+    <!-- Whether a scan is running. -->
+    <property name="Scanning" type="b" access="read"/>
+  </interface>
+</node>
+"""#,
         "org.tonearm.Player1": #"""
 <node>
   <!-- Tonearm's additions to MPRIS: periodic time events, queue editing, error reports. -->

@@ -1,4 +1,6 @@
 import DBus
+import Foundation
+import LocalLibrary
 import Logging
 import Playback
 import TonearmCore
@@ -13,23 +15,50 @@ public final class MPRISService: Sendable {
 
     let connection: DBusConnection
     let player: Player
+    let library: LocalLibrary?
     let logger: Logger
 
-    public init(connection: DBusConnection, player: Player, logger: Logger = Logger(label: "tonearm.mpris"),
-                quit: @escaping @Sendable () async -> Void) {
+    public init(connection: DBusConnection, player: Player, library: LocalLibrary?,
+                logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
+        self.library = library
         self.logger = logger
-        connection.export(path: Self.objectPath, handlers: [
+        var handlers: [any DBusInterfaceHandler] = [
             MediaPlayer2Interface(quit: quit, mimeTypes: MediaSupport.supportedMimeTypes()),
             PlayerInterface(player: player),
             TrackListInterface(player: player),
             TonearmPlayerInterface(player: player),
-        ])
+        ]
+        if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
+        connection.export(path: Self.objectPath, handlers: handlers)
+    }
+
+    /// Forwards library scan events as org.tonearm.Library1 signals.
+    func forwardLibraryEvents() -> Task<Void, Never>? {
+        guard let library else { return nil }
+        let events = library.events
+        let connection = connection
+        return Task {
+            for await event in events {
+                switch event {
+                case .scanProgress(let done, let total):
+                    connection.emitSignal(path: Self.objectPath, interface: LibraryInterface.name, member: "ScanProgress",
+                                          arguments: [.uint32(UInt32(clamping: done)), .uint32(UInt32(clamping: total))])
+                case .scanFinished(let s):
+                    connection.emitSignal(path: Self.objectPath, interface: LibraryInterface.name, member: "ScanFinished",
+                                          arguments: [s.added, s.updated, s.removed, s.failed].map { .uint32(UInt32(clamping: $0)) })
+                case .changed:
+                    break
+                }
+            }
+        }
     }
 
     /// Forwards player events to the bus until the player shuts down.
     public func run() async {
+        let libraryForwarding = forwardLibraryEvents()
+        defer { libraryForwarding?.cancel() }
         var sent: [String: DBusValue] = [:]
         var sentTracks: [TrackID]?
         let path = Self.objectPath

@@ -39,12 +39,15 @@ indirect enum JSONValue {
     case null
     case bool(Bool)
     case number(Double)
+    /// A whole number, written without a fraction ("12").
+    case integer(Int64)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
 
     static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
     static func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
+    static func integer(_ value: Int64?) -> JSONValue { value.map(JSONValue.integer) ?? .null }
 
     var serialized: String {
         var output = ""
@@ -59,6 +62,7 @@ indirect enum JSONValue {
         case .number(let value):
             // Always with a fraction or exponent ("296.0"), so readers see a double.
             output += value.isFinite ? String(value) : "null"
+        case .integer(let value): output += String(value)
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let values):
             output += "["

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import LocalLibrary
 import Logging
 import MPRIS
 import Playback
@@ -81,12 +82,21 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let store = StateStore(url: dirs.stateFile)
-        let player = Player(engine: engine, plugins: [FileSource(artCache: artCache)], stateStore: store,
+        let librarySettings = settings.pluginSections["library"] ?? [:]
+        let library: LocalLibrary
+        do {
+            library = try LocalLibrary(folders: Self.musicFolders(librarySettings), database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
+                                       artCache: artCache, logger: Logger(label: "tonearm.library"))
+        } catch {
+            throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
+        }
+        // The library first: it answers for files in the music folders with indexed tags and art.
+        let player = Player(engine: engine, plugins: [library, FileSource(artCache: artCache)], stateStore: store,
                             artCache: artCache, tickInterval: settings.tickInterval)
         await player.start()
 
         let shutdown = Shutdown(player: player)
-        let service = MPRISService(connection: bus.connection, player: player) { await shutdown.run() }
+        let service = MPRISService(connection: bus.connection, player: player, library: library) { await shutdown.run() }
         shutdown.installSignalHandlers()
 
         var saved: PersistedState?
@@ -112,6 +122,13 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
+        let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
+                                           storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
+                                           logger: Logger(label: "tonearm.library"), player: player)
+        Task {
+            // Scanning and watching run off the player's path; playback and bus answers go on meanwhile.
+            do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
+        }
         Task {
             await bus.connection.waitUntilClosed()
             logger.notice("the session bus went away; saving state and exiting")
@@ -121,6 +138,21 @@ struct Tonearmd: AsyncParsableCommand {
         bus.connection.close()
         bus.privateBus?.stop()
         logger.info("state saved; bye")
+    }
+
+    /// `[plugins.library] folders = [...]`, else the XDG music folder.
+    static func musicFolders(_ section: [String: ConfigValue]) throws -> [URL] {
+        guard let value = section["folders"] else { return [LocalLibrary.defaultMusicFolder()] }
+        guard case .array(let items) = value else {
+            throw Failure(message: "[plugins.library] folders must be a list of paths", code: 2)
+        }
+        return try items.map { item in
+            guard case .string(let path) = item else {
+                throw Failure(message: "[plugins.library] folders must be a list of paths, not \(item)", code: 2)
+            }
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            return URL(fileURLWithPath: path.hasPrefix("~/") ? home + path.dropFirst() : path)
+        }
     }
 
     /// A command-line argument as a URI: URIs stay, paths become absolute file:// URIs.

@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+
+/// The SQLite index: tracks (one row per file, keyed by its exact URI) and failures, in WAL mode.
+enum Index {
+    static func open(_ url: URL) throws -> DatabasePool {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var configuration = GRDB.Configuration()
+        configuration.label = "tonearm.library"
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: url.path, configuration: configuration)  // WAL
+        try migrator.migrate(pool)
+        return pool
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE tracks (
+                    id INTEGER PRIMARY KEY,
+                    uri TEXT NOT NULL UNIQUE,
+                    path TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime INTEGER NOT NULL,
+                    art_signature TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    artist TEXT NOT NULL,
+                    album TEXT NOT NULL,
+                    album_artist TEXT NOT NULL,
+                    genre TEXT,
+                    year INTEGER,
+                    track_number INTEGER,
+                    disc_number INTEGER,
+                    duration REAL NOT NULL,
+                    art_url TEXT,
+                    title_key TEXT NOT NULL,
+                    artist_key TEXT NOT NULL,
+                    album_key TEXT NOT NULL,
+                    album_artist_key TEXT NOT NULL,
+                    genre_key TEXT NOT NULL,
+                    path_key TEXT NOT NULL,
+                    generation INTEGER NOT NULL
+                );
+                CREATE INDEX tracks_artist ON tracks(artist_key);
+                CREATE INDEX tracks_album ON tracks(album_key, album_artist_key);
+                CREATE INDEX tracks_album_artist ON tracks(album_artist_key);
+                CREATE INDEX tracks_title ON tracks(title_key);
+                CREATE TABLE failures (
+                    uri TEXT PRIMARY KEY,
+                    path TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime INTEGER NOT NULL
+                );
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        }
+        return migrator
+    }
+
+    static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url"
+
+    static func track(_ row: Row) -> LibraryTrack {
+        let artUrl: String? = row["art_url"]
+        return LibraryTrack(
+            path: row["path"], uri: row["uri"], title: row["title"], artist: row["artist"], album: row["album"],
+            albumArtist: row["album_artist"], genre: row["genre"], year: row["year"], trackNumber: row["track_number"],
+            discNumber: row["disc_number"], duration: row["duration"], hasCover: artUrl != nil, artUrl: artUrl)
+    }
+
+    /// SQL for the rows whose URI is `uri` or lies beneath it (URIs are ASCII; '0' follows '/').
+    static let withinClause = "(uri = ? OR (uri > ? AND uri < ?))"
+
+    static func withinArguments(_ path: RawPath) -> StatementArguments {
+        let uri = path.uri
+        return [uri, uri + "/", uri + "0"]
+    }
+}

@@ -1,0 +1,550 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+import TonearmCore
+
+/// The user's music folders as an indexed, queryable library with cover art.
+///
+/// Scans run one at a time on a queue of their own (never on the caller's executor); tag reading is spread over
+/// a few threads. Queries read the SQLite index (WAL) and answer while a scan writes.
+public final class LocalLibrary: SourcePlugin {
+    public let name = "library"
+    /// The music folders, as configured.
+    public let folders: [URL]
+    let roots: [RawPath]
+    let database: DatabasePool
+    let artCache: ArtCache
+    let logger: Logger
+
+    private let scanQueue = DispatchQueue(label: "tonearm.library.scan", qos: .utility)
+    private let readQueue = DispatchQueue(label: "tonearm.library.read", qos: .userInitiated, attributes: .concurrent)
+    private let subscribers = Mutex<[UInt64: AsyncStream<LibraryEvent>.Continuation]>([:])
+    private let nextSubscriber = Atomic<UInt64>(0)
+    private let watcher = Mutex<Watcher?>(nil)
+    private let scansRunning = Atomic<Int>(0)
+
+    /// Whether a scan (asked for, or started by the watcher) is running now.
+    public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
+
+    /// Opens (creating or migrating) the index at `database`.
+    public init(folders: [URL], database: URL, artCache: ArtCache, logger: Logger) throws {
+        self.folders = folders
+        var roots: [RawPath] = []
+        for folder in folders {
+            guard let path = RawPath(fileURL: folder.standardizedFileURL) else { continue }
+            if !roots.contains(where: { path.isWithin($0) }) {
+                roots.removeAll { $0.isWithin(path) }
+                roots.append(path)
+            }
+        }
+        self.roots = roots
+        self.database = try Index.open(database)
+        self.artCache = artCache
+        self.logger = logger
+    }
+
+    deinit {
+        watcher.withLock { $0?.stop() }
+        subscribers.withLock { for c in $0.values { c.finish() } }
+    }
+
+    /// The XDG music folder: `XDG_MUSIC_DIR` from `$XDG_CONFIG_HOME/user-dirs.dirs` (with `$HOME` expanded),
+    /// else `~/Music`.
+    public static func defaultMusicFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let dirs = XDGDirectories(environment: environment)
+        let file = dirs.configHome.appendingPathComponent("user-dirs.dirs")
+        let fallback = URL(fileURLWithPath: home).appendingPathComponent("Music")
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return fallback }
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("XDG_MUSIC_DIR="), !trimmed.hasPrefix("#") else { continue }
+            var value = String(trimmed.dropFirst("XDG_MUSIC_DIR=".count))
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            value = value.replacingOccurrences(of: "\\\"", with: "\"")
+            if value.hasPrefix("$HOME") {
+                value = home + value.dropFirst("$HOME".count)
+            } else if value.hasPrefix("${HOME}") {
+                value = home + value.dropFirst("${HOME}".count)
+            }
+            // The spec allows only $HOME-relative or absolute paths; a folder equal to $HOME means "disabled".
+            guard value.hasPrefix("/") else { return fallback }
+            let url = URL(fileURLWithPath: value).standardizedFileURL
+            if url.path == URL(fileURLWithPath: home).standardizedFileURL.path { return fallback }
+            return url
+        }
+        return fallback
+    }
+
+    // MARK: Events
+
+    /// A stream of scan progress and change events; each access starts a new subscription.
+    public var events: AsyncStream<LibraryEvent> {
+        let id = nextSubscriber.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<LibraryEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    private func emit(_ event: LibraryEvent) {
+        subscribers.withLock { for c in $0.values { c.yield(event) } }
+    }
+
+    // MARK: Scanning
+
+    /// An incremental scan of every music folder: only new or changed (size, mtime, folder image) files are
+    /// read; rows of vanished files are dropped.
+    @discardableResult
+    public func scan() async throws -> ScanSummary {
+        try await withCheckedThrowingContinuation { continuation in
+            scanQueue.async {
+                continuation.resume(with: Result { try self.performScan(scopes: nil).summary })
+            }
+        }
+    }
+
+    /// Rescans only `scopes` (folders inside the music folders, recursively); nil means everything.
+    /// Runs on the scan queue; the folders walked are watched afterwards when a watcher runs.
+    func performScan(scopes: [RawPath]?) throws -> (summary: ScanSummary, folders: [RawPath]) {
+        scansRunning.add(1, ordering: .relaxed)
+        defer { scansRunning.subtract(1, ordering: .relaxed) }
+        let started = ContinuousClock.now
+        var pairs: [(root: RawPath, musicFolder: RawPath)] = []
+        if let scopes {
+            for scope in scopes.sorted(by: { $0.bytes.count < $1.bytes.count }) {
+                guard let musicFolder = roots.first(where: { scope.isWithin($0) }) else { continue }
+                if pairs.contains(where: { scope.isWithin($0.root) }) { continue }
+                pairs.append((scope, musicFolder))
+            }
+        } else {
+            pairs = roots.map { ($0, $0) }
+        }
+        var walk = WalkResult()
+        for (root, musicFolder) in pairs {
+            if root == musicFolder, Walker.identity(root) == nil {
+                logger.warning("music folder not found or not a folder: \(root.string)")
+            }
+            Walker.walk(root, musicFolder: musicFolder, into: &walk)
+        }
+
+        struct Known: Sendable { var size: Int; var mtime: Int64; var signature: String }
+        let scopeRoots = pairs.map(\.root)
+        let (knownTracks, knownFailures, generation) = try database.write { db -> ([String: Known], [String: Known], Int) in
+            var tracks: [String: Known] = [:]
+            var failures: [String: Known] = [:]
+            for root in scopeRoots {
+                let rows = try Row.fetchCursor(db, sql: "SELECT uri, size, mtime, art_signature FROM tracks WHERE \(Index.withinClause)",
+                                               arguments: Index.withinArguments(root))
+                while let row = try rows.next() {
+                    tracks[row["uri"]] = Known(size: row["size"], mtime: row["mtime"], signature: row["art_signature"])
+                }
+                let failed = try Row.fetchCursor(db, sql: "SELECT uri, size, mtime FROM failures WHERE \(Index.withinClause)",
+                                                 arguments: Index.withinArguments(root))
+                while let row = try failed.next() {
+                    failures[row["uri"]] = Known(size: row["size"], mtime: row["mtime"], signature: "")
+                }
+            }
+            let generation = (try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0) + 1
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", arguments: [generation])
+            return (tracks, failures, generation)
+        }
+
+        var summary = ScanSummary()
+        var seen = Set<String>()
+        var toRead: [FoundFile] = []
+        for file in walk.files {
+            let uri = file.path.uri
+            guard seen.insert(uri).inserted else { continue }
+            if let known = knownTracks[uri], known.size == file.size, known.mtime == file.mtime,
+               known.signature == (file.folderImage?.signature ?? "") { continue }
+            if let known = knownFailures[uri], known.size == file.size, known.mtime == file.mtime {
+                summary.failed += 1
+                continue
+            }
+            toRead.append(file)
+        }
+        let walkFailures = walk.failures.map { (uri: $0.0.uri, path: $0.0.string, reason: $0.1) }
+        let walkFailureURIs = Set(walkFailures.map(\.uri))
+
+        // Read and write in batches, reading each batch on several threads.
+        let total = toRead.count
+        emit(.scanProgress(done: 0, total: total))
+        var lastProgress = ContinuousClock.now
+        var folderArt: [RawPath: String?] = [:]
+        let workers = max(2, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
+        let batchSize = 64
+        var done = 0
+        while done < total {
+            let batch = Array(toRead[done..<min(total, done + batchSize)])
+            let outcomes = Self.readConcurrently(batch, workers: workers)
+            var rows: [(FoundFile, TagReader.Outcome, String?)] = []
+            for (file, outcome) in zip(batch, outcomes) {
+                var art: String?
+                if case .tags(let tags) = outcome {
+                    if let picture = tags.picture, let url = try? artCache.store(picture) {
+                        art = url.absoluteString
+                    } else if let image = file.folderImage {
+                        if let cached = folderArt[image.path] {
+                            art = cached
+                        } else {
+                            let stored = storeFolderImage(image)
+                            folderArt[image.path] = stored
+                            art = stored
+                        }
+                    }
+                }
+                rows.append((file, outcome, art))
+            }
+            try database.write { db in
+                for (file, outcome, art) in rows {
+                    let uri = file.path.uri
+                    switch outcome {
+                    case .tags(let tags):
+                        try Self.writeTrack(db, file: file, tags: tags, artUrl: art, generation: generation,
+                                            exists: knownTracks[uri] != nil)
+                        try db.execute(sql: "DELETE FROM failures WHERE uri = ?", arguments: [uri])
+                    case .failure(let reason):
+                        try db.execute(sql: "INSERT OR REPLACE INTO failures (uri, path, reason, size, mtime) VALUES (?, ?, ?, ?, ?)",
+                                       arguments: [uri, file.path.string, reason, file.size, file.mtime])
+                        try db.execute(sql: "DELETE FROM tracks WHERE uri = ?", arguments: [uri])
+                    }
+                }
+            }
+            for (file, outcome, _) in rows {
+                let known = knownTracks[file.path.uri] != nil
+                switch outcome {
+                case .tags: if known { summary.updated += 1 } else { summary.added += 1 }
+                case .failure: summary.failed += 1; if known { summary.removed += 1 }
+                }
+            }
+            done += batch.count
+            let now = ContinuousClock.now
+            if now - lastProgress >= .milliseconds(100) || done == total {
+                lastProgress = now
+                emit(.scanProgress(done: done, total: total))
+            }
+        }
+
+        // Vanished files, and failures that no longer apply.
+        let vanished = knownTracks.keys.filter { !seen.contains($0) }
+        let staleFailures = knownFailures.keys.filter { !seen.contains($0) && !walkFailureURIs.contains($0) }
+        try database.write { db in
+            for uri in vanished { try db.execute(sql: "DELETE FROM tracks WHERE uri = ?", arguments: [uri]) }
+            for uri in staleFailures { try db.execute(sql: "DELETE FROM failures WHERE uri = ?", arguments: [uri]) }
+            for failure in walkFailures {
+                try db.execute(sql: "INSERT OR REPLACE INTO failures (uri, path, reason, size, mtime) VALUES (?, ?, ?, 0, 0)",
+                               arguments: [failure.uri, failure.path, failure.reason])
+            }
+        }
+        summary.removed += vanished.count
+        summary.failed += walkFailures.count
+
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        logger.info("library scan: \(walk.files.count) files seen, \(total) read in \(String(format: "%.2f", seconds)) s; added \(summary.added), updated \(summary.updated), removed \(summary.removed), failed \(summary.failed)")
+        emit(.scanFinished(summary))
+        if summary.added + summary.updated + summary.removed > 0 || !staleFailures.isEmpty || total > 0 { emit(.changed) }
+        return (summary, walk.folders)
+    }
+
+    private static func readConcurrently(_ files: [FoundFile], workers: Int) -> [TagReader.Outcome] {
+        let results = Mutex<[TagReader.Outcome?]>(Array(repeating: nil, count: files.count))
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: min(workers, files.count)) { _ in
+            while true {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                guard i < files.count else { return }
+                let outcome = TagReader.read(files[i].path, size: files[i].size)
+                results.withLock { $0[i] = outcome }
+            }
+        }
+        return results.withLock { $0.map { $0 ?? .failure("not read") } }
+    }
+
+    private func storeFolderImage(_ image: FolderImage) -> String? {
+        let fd = image.path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let bytes = FileBytes(fd: fd, size: min(image.size, 64 << 20)).read(0, min(image.size, 64 << 20))
+        guard !bytes.isEmpty else { return nil }
+        do {
+            return try artCache.store(bytes).absoluteString
+        } catch {
+            logger.warning("cannot store cover art from \(image.path.string): \(error)")
+            return nil
+        }
+    }
+
+    private static func writeTrack(_ db: Database, file: FoundFile, tags: FileTags, artUrl: String?, generation: Int,
+                                   exists: Bool) throws {
+        let albumArtist = tags.albumArtist ?? tags.artist
+        let path = file.path.string
+        let values: [(any DatabaseValueConvertible)?] = [
+            file.path.uri, path, file.size, file.mtime, file.folderImage?.signature ?? "",
+            tags.title, tags.artist, tags.album, albumArtist, tags.genre, tags.year, tags.trackNumber, tags.discNumber,
+            tags.duration, artUrl,
+            foldKey(tags.title), foldKey(tags.artist), foldKey(tags.album), foldKey(albumArtist), foldKey(tags.genre ?? ""),
+            foldKey(path), generation,
+        ]
+        let columns = ["uri", "path", "size", "mtime", "art_signature", "title", "artist", "album", "album_artist", "genre",
+                       "year", "track_number", "disc_number", "duration", "art_url", "title_key", "artist_key", "album_key",
+                       "album_artist_key", "genre_key", "path_key", "generation"]
+        if exists {
+            let sets = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+            try db.execute(sql: "UPDATE tracks SET \(sets) WHERE uri = ?",
+                           arguments: StatementArguments(Array(values.dropFirst()) + [file.path.uri]))
+        } else {
+            let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            try db.execute(sql: "INSERT INTO tracks (\(columns.joined(separator: ", "))) VALUES (\(marks))",
+                           arguments: StatementArguments(values))
+        }
+    }
+
+    // MARK: Watching
+
+    /// Watches every music folder (and each folder below) with inotify; changes are collected for about half a
+    /// second after the last one, then the folders they touched are rescanned. Also runs an initial walk to find
+    /// the folders (a scan of what changed since the index was last updated).
+    public func startWatching() throws {
+        try watcher.withLock { current in
+            guard current == nil else { return }
+            let new = try Watcher { [weak self] folders, overflow in
+                self?.rescan(folders: overflow ? nil : Array(folders))
+            }
+            current = new
+            new.start()
+        }
+        rescan(folders: nil)
+    }
+
+    public func stopWatching() {
+        let old = watcher.withLock { current -> Watcher? in
+            defer { current = nil }
+            return current
+        }
+        old?.stop()
+    }
+
+    private func rescan(folders: [RawPath]?) {
+        scanQueue.async { [weak self] in
+            guard let self else { return }
+            do {
+                let (_, walked) = try self.performScan(scopes: folders)
+                self.watcher.withLock { $0?.add(walked) }
+            } catch {
+                self.logger.error("library rescan failed: \(error)")
+            }
+        }
+    }
+
+    // MARK: Queries
+
+    /// Track artists, sorted case- and accent-insensitively, with their album and track counts.
+    public func artists() async throws -> [ArtistSummary] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT MIN(artist) AS name, COUNT(DISTINCT album_key || char(0) || album_artist_key) AS albums, COUNT(*) AS tracks
+                FROM tracks GROUP BY artist_key ORDER BY artist_key, name
+                """).map { ArtistSummary(name: $0["name"], albumCount: $0["albums"], trackCount: $0["tracks"]) }
+        }
+    }
+
+    /// Albums grouped by album title + album artist, sorted by title then album artist; with `artist`, only
+    /// albums where that artist is the album artist or plays on a track (compared case- and accent-insensitively).
+    public func albums(artist: String? = nil) async throws -> [AlbumSummary] {
+        try await database.read { db in
+            var sql = """
+                SELECT MIN(album) AS title, MIN(album_artist) AS album_artist, MAX(year) AS year, COUNT(*) AS tracks,
+                       SUM(duration) AS duration, MIN(art_url) AS art_url
+                FROM tracks
+                """
+            var arguments: StatementArguments = []
+            if let artist {
+                sql += " WHERE artist_key = ? OR album_artist_key = ?"
+                arguments = [foldKey(artist), foldKey(artist)]
+            }
+            sql += " GROUP BY album_key, album_artist_key ORDER BY album_key, album_artist_key"
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map {
+                AlbumSummary(title: $0["title"], albumArtist: $0["album_artist"], year: $0["year"], trackCount: $0["tracks"],
+                             totalDuration: $0["duration"], artUrl: $0["art_url"])
+            }
+        }
+    }
+
+    static let trackOrder = "COALESCE(disc_number, 1), track_number IS NULL, track_number, title_key, path_key"
+
+    /// An album's tracks in disc, track, title order (any album artist when `albumArtist` is nil).
+    public func tracks(album: String, albumArtist: String? = nil) async throws -> [LibraryTrack] {
+        try await database.read { db in
+            var sql = "SELECT \(Index.trackColumns) FROM tracks WHERE album_key = ?"
+            var arguments: StatementArguments = [foldKey(album)]
+            if let albumArtist {
+                sql += " AND album_artist_key = ?"
+                arguments += [foldKey(albumArtist)]
+            }
+            sql += " ORDER BY \(Self.trackOrder)"
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Index.track)
+        }
+    }
+
+    /// Tracks matching every predicate (case- and accent-insensitively), ordered by artist, album, disc, track
+    /// and title; `limit` <= 0 means no limit.
+    public func search(_ predicates: [SearchPredicate], offset: Int = 0, limit: Int = 100) async throws -> [LibraryTrack] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        for predicate in predicates {
+            let column = switch predicate.field {
+            case .title: "title_key"
+            case .artist: "artist_key"
+            case .album: "album_key"
+            case .albumArtist: "album_artist_key"
+            case .genre: "genre_key"
+            case .year: "COALESCE(CAST(year AS TEXT), '')"
+            case .path: "path_key"
+            }
+            let value = foldKey(predicate.value)
+            switch predicate.match {
+            case .equals:
+                conditions.append("\(column) = ?")
+                arguments += [value]
+            case .contains:
+                conditions.append("instr(\(column), ?) > 0")
+                arguments += [value]
+            case .startsWith:
+                conditions.append("substr(\(column), 1, length(?)) = ?")
+                arguments += [value, value]
+            }
+        }
+        var sql = "SELECT \(Index.trackColumns) FROM tracks"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY artist_key, album_key, \(Self.trackOrder) LIMIT ? OFFSET ?"
+        arguments += [limit > 0 ? limit : -1, max(0, offset)]
+        let query = sql
+        let bound = arguments
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: query, arguments: bound).map(Index.track)
+        }
+    }
+
+    /// "Today's pick": any indexed track, or nil when the library is empty.
+    public func randomTrack() async throws -> LibraryTrack? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT \(Index.trackColumns) FROM tracks
+                LIMIT 1 OFFSET (SELECT abs(random()) % max(1, COUNT(*)) FROM tracks)
+                """).map(Index.track)
+        }
+    }
+
+    /// What could not be indexed, and why, by path.
+    public func failures() async throws -> [ScanFailure] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT path, reason FROM failures ORDER BY uri").map {
+                ScanFailure(path: $0["path"], reason: $0["reason"])
+            }
+        }
+    }
+
+    /// The indexed track at a file URI (any spelling of the same path), if any.
+    public func track(at uri: URL) async throws -> LibraryTrack? {
+        guard let path = RawPath(fileURL: uri) else { return nil }
+        let key = path.uri
+        return try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Index.trackColumns) FROM tracks WHERE uri = ?", arguments: [key]).map(Index.track)
+        }
+    }
+
+    /// Which scan wrote each row last, by URI (for tests: unchanged rows keep theirs).
+    func rowGenerations() async throws -> [String: Int] {
+        try await database.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT uri, generation FROM tracks").map {
+                ($0["uri"] as String, $0["generation"] as Int)
+            })
+        }
+    }
+
+    // MARK: SourcePlugin
+
+    /// File URIs inside the music folders.
+    public func canResolve(_ uri: URL) -> Bool {
+        guard let path = RawPath(fileURL: uri) else { return false }
+        return roots.contains { path.isWithin($0) && path != $0 }
+    }
+
+    public func resolve(_ uri: URL) async throws -> TrackMetadata {
+        guard let path = RawPath(fileURL: uri) else { throw TonearmError.unsupportedScheme(uri.absoluteString) }
+        if let track = try await track(at: uri) {
+            var metadata = track.metadata
+            metadata.url = uri.absoluteString
+            return metadata
+        }
+        let key = path.uri
+        if let reason = try await database.read({ db in
+            try String.fetchOne(db, sql: "SELECT reason FROM failures WHERE uri = ?", arguments: [key])
+        }) {
+            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+        }
+        var info = stat()
+        guard path.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path.string) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path.string) }
+        guard path.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path.string) }
+        return TrackMetadata(url: uri.absoluteString, title: path.stem)
+    }
+
+    /// Index metadata when the file is indexed; else its tags, read now (off the caller's executor).
+    public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
+        guard let url = URL(string: metadata.url), let path = RawPath(fileURL: url) else { return metadata }
+        if let track = try? await track(at: url) {
+            var out = track.metadata
+            out.url = metadata.url
+            return out
+        }
+        guard case .tags(let tags) = await readNow(path) else { return metadata }
+        var out = metadata
+        out.title = tags.title
+        if !tags.artist.isEmpty { out.artists = [tags.artist] }
+        if !tags.album.isEmpty { out.album = tags.album }
+        if let albumArtist = tags.albumArtist, !albumArtist.isEmpty { out.albumArtists = [albumArtist] }
+        out.trackNumber = tags.trackNumber ?? out.trackNumber
+        out.discNumber = tags.discNumber ?? out.discNumber
+        if let genre = tags.genre { out.genres = [genre] }
+        out.length = Int64((tags.duration * 1_000_000).rounded())
+        if let picture = tags.picture, let art = try? artCache.store(picture) { out.artUrl = art.absoluteString }
+        return out
+    }
+
+    /// Indexed files are known good; others are read now, and a failure is an error a person can act on.
+    public func verify(_ uri: URL) async throws {
+        guard let path = RawPath(fileURL: uri) else { throw TonearmError.unsupportedScheme(uri.absoluteString) }
+        if try await track(at: uri) != nil { return }
+        if case .failure(let reason) = await readNow(path) {
+            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+        }
+    }
+
+    private func readNow(_ path: RawPath) async -> TagReader.Outcome {
+        await withCheckedContinuation { continuation in
+            readQueue.async {
+                var info = stat()
+                guard path.withCString({ stat($0, &info) }) == 0 else {
+                    continuation.resume(returning: .failure("no such file"))
+                    return
+                }
+                continuation.resume(returning: TagReader.read(path, size: Int(info.st_size)))
+            }
+        }
+    }
+
+    /// Starts watching the folders (which also brings the index up to date).
+    public func start(_ context: PluginContext) async throws {
+        try startWatching()
+    }
+
+    public func stop() async {
+        stopWatching()
+    }
+}

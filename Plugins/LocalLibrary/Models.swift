@@ -1,0 +1,192 @@
+import Foundation
+import TonearmCore
+
+/// One indexed, playable file.
+public struct LibraryTrack: Sendable, Codable, Equatable {
+    /// The file's path for people (bytes that are not UTF-8 show as U+FFFD; `uri` is exact).
+    public var path: String
+    /// A file:// URI with every byte outside the unreserved set percent-encoded: exact, also for non-UTF-8 names.
+    public var uri: String
+    /// From the tags, else the file name without its extension.
+    public var title: String
+    /// Empty when the file does not say.
+    public var artist: String
+    public var album: String
+    /// The album artist tag (ID3v2 TPE2, Vorbis ALBUMARTIST, MP4 aART), else the artist.
+    public var albumArtist: String
+    public var genre: String?
+    public var year: Int?
+    public var trackNumber: Int?
+    public var discNumber: Int?
+    /// Seconds: exact for WAV, FLAC, Ogg and MP3 with a Xing/Info header; TagLib's whole seconds otherwise.
+    public var duration: Double
+    public var hasCover: Bool
+    /// A file:// URL of the cover image in the art cache (embedded picture first, else the folder image).
+    public var artUrl: String?
+
+    public init(path: String, uri: String, title: String, artist: String, album: String, albumArtist: String,
+                genre: String? = nil, year: Int? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
+                duration: Double, hasCover: Bool, artUrl: String?) {
+        self.path = path
+        self.uri = uri
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.albumArtist = albumArtist
+        self.genre = genre
+        self.year = year
+        self.trackNumber = trackNumber
+        self.discNumber = discNumber
+        self.duration = duration
+        self.hasCover = hasCover
+        self.artUrl = artUrl
+    }
+
+    /// What MPRIS says about this track.
+    public var metadata: TrackMetadata {
+        var m = TrackMetadata(url: uri, title: title)
+        if !artist.isEmpty { m.artists = [artist] }
+        if !album.isEmpty { m.album = album }
+        if !albumArtist.isEmpty { m.albumArtists = [albumArtist] }
+        m.trackNumber = trackNumber
+        m.discNumber = discNumber
+        if let genre, !genre.isEmpty { m.genres = [genre] }
+        if duration > 0 { m.length = Int64((duration * 1_000_000).rounded()) }
+        m.artUrl = artUrl
+        return m
+    }
+}
+
+/// An album: the tracks sharing an album title and album artist (compared case- and accent-insensitively).
+public struct AlbumSummary: Sendable, Codable, Equatable {
+    public var title: String
+    public var albumArtist: String
+    /// The latest year any of its tracks names.
+    public var year: Int?
+    public var trackCount: Int
+    /// Seconds.
+    public var totalDuration: Double
+    public var artUrl: String?
+
+    public init(title: String, albumArtist: String, year: Int?, trackCount: Int, totalDuration: Double, artUrl: String?) {
+        self.title = title
+        self.albumArtist = albumArtist
+        self.year = year
+        self.trackCount = trackCount
+        self.totalDuration = totalDuration
+        self.artUrl = artUrl
+    }
+}
+
+/// A track artist with the number of albums (album + album artist) and tracks they appear on.
+public struct ArtistSummary: Sendable, Codable, Equatable {
+    public var name: String
+    public var albumCount: Int
+    public var trackCount: Int
+
+    public init(name: String, albumCount: Int, trackCount: Int) {
+        self.name = name
+        self.albumCount = albumCount
+        self.trackCount = trackCount
+    }
+}
+
+/// A file or folder that could not be indexed, and why.
+public struct ScanFailure: Sendable, Codable, Equatable {
+    public var path: String
+    public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+}
+
+/// What one scan did. `failed` counts the files and folders the scan saw that cannot be indexed
+/// (known failures that did not change included).
+public struct ScanSummary: Sendable, Codable, Equatable {
+    public var added: Int
+    public var updated: Int
+    public var removed: Int
+    public var failed: Int
+
+    public init(added: Int = 0, updated: Int = 0, removed: Int = 0, failed: Int = 0) {
+        self.added = added
+        self.updated = updated
+        self.removed = removed
+        self.failed = failed
+    }
+}
+
+/// What the library tells its listeners.
+public enum LibraryEvent: Sendable, Equatable {
+    /// `done` of `total` files to read (new or changed) have been read; at most about ten a second.
+    case scanProgress(done: Int, total: Int)
+    case scanFinished(ScanSummary)
+    /// The index changed (after a scan or a watcher update that changed anything).
+    case changed
+}
+
+/// One condition of a search: a field compared to a value, case- and accent-insensitively.
+public struct SearchPredicate: Sendable, Equatable {
+    public enum Field: String, Sendable, CaseIterable {
+        case title, artist, album, albumArtist, genre, year, path
+    }
+
+    public enum Match: String, Sendable {
+        case equals, contains, startsWith
+    }
+
+    public var field: Field
+    public var match: Match
+    public var value: String
+
+    public init(field: Field, match: Match, value: String) {
+        self.field = field
+        self.match = match
+        self.value = value
+    }
+
+    /// Parses `artist=Bill Evans AND album~blue AND title^So`: `=` equals, `~` contains, `^` starts with;
+    /// conditions are joined by `AND` (any case, surrounded by spaces); values run to the next ` AND `.
+    /// Field names also accept `albumartist`, `album-artist` and `album_artist`. An empty expression is no condition.
+    public static func parse(_ expression: String) throws -> [SearchPredicate] {
+        let trimmed = expression.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return [] }
+        var parts: [String] = []
+        var rest = Substring(trimmed)
+        while let range = rest.range(of: " and ", options: .caseInsensitive) {
+            parts.append(String(rest[..<range.lowerBound]))
+            rest = rest[range.upperBound...]
+        }
+        parts.append(String(rest))
+        return try parts.map { part in
+            let text = part.trimmingCharacters(in: .whitespaces)
+            guard let opIndex = text.firstIndex(where: { "=~^".contains($0) }) else {
+                throw TonearmError.invalidValue(
+                    "search condition '\(text)' has no operator: write FIELD=VALUE (equals), FIELD~VALUE (contains) or FIELD^VALUE (starts with)")
+            }
+            let name = text[..<opIndex].trimmingCharacters(in: .whitespaces)
+            let value = text[text.index(after: opIndex)...].trimmingCharacters(in: .whitespaces)
+            let normalized = name.lowercased().replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "")
+            guard let field = Field.allCases.first(where: { $0.rawValue.lowercased() == normalized }) else {
+                throw TonearmError.invalidValue(
+                    "unknown search field '\(name)' in '\(text)': use one of \(Field.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard !value.isEmpty else {
+                throw TonearmError.invalidValue("search condition '\(text)' has no value after '\(text[opIndex])'")
+            }
+            let match: Match = switch text[opIndex] {
+            case "=": .equals
+            case "~": .contains
+            default: .startsWith
+            }
+            return SearchPredicate(field: field, match: match, value: value)
+        }
+    }
+}
+
+/// Folds text for comparison and sorting: case- and accent-insensitive.
+func foldKey(_ text: String) -> String {
+    text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+}

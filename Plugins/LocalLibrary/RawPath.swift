@@ -1,0 +1,137 @@
+import Foundation
+
+/// A file system path as the kernel sees it: bytes, which need not be UTF-8.
+struct RawPath: Hashable, Sendable, Comparable {
+    var bytes: [UInt8]
+
+    init(bytes: [UInt8]) {
+        // No trailing slash (except the root), so that prefixes compare by whole components.
+        var b = bytes
+        while b.count > 1 && b.last == UInt8(ascii: "/") { b.removeLast() }
+        self.bytes = b
+    }
+
+    init(_ string: String) { self.init(bytes: Array(string.utf8)) }
+
+    /// The path of a file URL, decoding percent escapes to bytes (so non-UTF-8 names survive).
+    init?(fileURL url: URL) {
+        guard url.isFileURL else { return nil }
+        let text = url.absoluteString
+        guard let schemeEnd = text.range(of: "file://") else { return nil }
+        var rest = text[schemeEnd.upperBound...]
+        // file://localhost/path and file:///path
+        if let slash = rest.firstIndex(of: "/") { rest = rest[slash...] } else { return nil }
+        if let q = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<q] }
+        let utf8 = Array(rest.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var i = 0
+        while i < utf8.count {
+            if utf8[i] == UInt8(ascii: "%"), i + 2 < utf8.count,
+               let hi = Self.hexValue(utf8[i + 1]), let lo = Self.hexValue(utf8[i + 2]) {
+                out.append(hi << 4 | lo)
+                i += 3
+            } else {
+                out.append(utf8[i])
+                i += 1
+            }
+        }
+        self.init(bytes: Self.normalized(out))
+    }
+
+    static func < (a: RawPath, b: RawPath) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    /// For people: invalid UTF-8 shows as U+FFFD.
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
+
+    /// file:// URI, every byte outside the unreserved set (and `/`) percent-encoded.
+    var uri: String {
+        var out = "file://"
+        out.reserveCapacity(bytes.count + 16)
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                out += "%"
+                out += String(b >> 4, radix: 16, uppercase: true)
+                out += String(b & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    func appending(_ name: [UInt8]) -> RawPath {
+        var b = bytes
+        if b.last != UInt8(ascii: "/") { b.append(UInt8(ascii: "/")) }
+        b += name
+        return RawPath(bytes: b)
+    }
+
+    var lastComponent: [UInt8] {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }
+        return Array(bytes[(slash + 1)...])
+    }
+
+    var parent: RawPath {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return self }
+        return RawPath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<slash]))
+    }
+
+    /// Whether `self` is `other` or inside it.
+    func isWithin(_ other: RawPath) -> Bool {
+        if bytes == other.bytes { return true }
+        if other.bytes == [UInt8(ascii: "/")] { return bytes.first == UInt8(ascii: "/") }
+        return bytes.count > other.bytes.count && bytes.starts(with: other.bytes) && bytes[other.bytes.count] == UInt8(ascii: "/")
+    }
+
+    /// The extension of the last component, lowercased ASCII ("" when none).
+    var lowercasedExtension: String {
+        let name = lastComponent
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return "" }
+        return String(decoding: name[(dot + 1)...], as: UTF8.self).lowercased()
+    }
+
+    /// The file name without its extension, for a title.
+    var stem: String {
+        let name = lastComponent
+        if let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+            return String(decoding: name[..<dot], as: UTF8.self)
+        }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// Calls `body` with a NUL-terminated C string of the path.
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        var zero = bytes
+        zero.append(0)
+        return try zero.withUnsafeBufferPointer { buffer in
+            try buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { try body($0) }
+        }
+    }
+
+    /// Removes `.` components, repeated slashes and a trailing slash (not `..`: symlinks make it ambiguous).
+    static func normalized(_ bytes: [UInt8]) -> [UInt8] {
+        let absolute = bytes.first == UInt8(ascii: "/")
+        let parts = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).filter { !($0.count == 1 && $0.first == UInt8(ascii: ".")) }
+        var out: [UInt8] = absolute ? [UInt8(ascii: "/")] : []
+        for (i, part) in parts.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: "/")) }
+            out += part
+        }
+        return out.isEmpty ? [UInt8(ascii: ".")] : out
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
