@@ -18,7 +18,7 @@ public final class LocalLibrary: SourcePlugin {
     let logger: Logger
 
     private let scanQueue = DispatchQueue(label: "tonearm.library.scan", qos: .utility)
-    private let readQueue = DispatchQueue(label: "tonearm.library.read", qos: .userInitiated, attributes: .concurrent)
+    let readQueue = DispatchQueue(label: "tonearm.library.read", qos: .userInitiated, attributes: .concurrent)
     private let subscribers = Mutex<[UInt64: AsyncStream<LibraryEvent>.Continuation]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
     private let watcher = Mutex<Watcher?>(nil)

@@ -102,6 +102,35 @@ public enum InterfaceXML {
   </interface>
 </node>
 """#,
+        "org.tonearm.Browser1": #"""
+<node>
+  <!-- Browsing the folders of any source that has them (the music library, MIDI files): a few roots,
+       each a folder tree walked one folder at a time. Paths are relative to their root, with "/" between
+       components; "" is the root itself. A listing shows folders first, then files, each group in natural,
+       case-insensitive order ("Track 2" before "Track 10"); hidden entries (names starting with ".") are left
+       out, and so is anything that resolves outside its root.
+       Errors: org.tonearm.Error.NoSuchRoot (an unknown root id), org.tonearm.Error.OutsideRoot (a path with a
+       ".." component, an absolute path, or one that leads outside the root through a symbolic link),
+       org.tonearm.Error.NoSuchFolder (nothing there, not a folder, or a hidden one). -->
+  <interface name="org.tonearm.Browser1">
+    <!-- The roots, in a stable order: (id, title), e.g. ("library", "Music library"). With several music
+         folders the library has a root for each ("library-Jazz", ...). -->
+    <method name="Roots">
+      <arg name="Roots" type="a(ss)" direction="out"/>
+    </method>
+    <!-- The entries of the folder at Path under Root. Keys of every entry: name s (the file or folder name),
+         path s (relative to the root; pass it back as Path to open a folder), folder b. Files also have
+         uri s (what to play) and whatever metadata the source knows: title s, artist s, album s, duration d
+         (seconds), and source-specific keys (the library adds albumArtist s, genre s, year i, trackNumber i,
+         discNumber i, artUrl s). The library lists the audio files its index holds, with their tags. -->
+    <method name="List">
+      <arg name="Root" type="s" direction="in"/>
+      <arg name="Path" type="s" direction="in"/>
+      <arg name="Entries" type="aa{sv}" direction="out"/>
+    </method>
+  </interface>
+</node>
+"""#,
         "org.tonearm.Library1": #"""
 <node>
   <!-- The local music library: folders indexed into SQLite, browsed and searched. -->

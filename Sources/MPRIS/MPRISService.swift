@@ -18,7 +18,8 @@ public final class MPRISService: Sendable {
     let library: LocalLibrary?
     let logger: Logger
 
-    public init(connection: DBusConnection, player: Player, library: LocalLibrary?,
+    /// `browsables`: sources with folders besides the library (which is browsable itself).
+    public init(connection: DBusConnection, player: Player, library: LocalLibrary?, browsables: [any BrowsableSource] = [],
                 logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
@@ -31,6 +32,7 @@ public final class MPRISService: Sendable {
             TonearmPlayerInterface(player: player),
         ]
         if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
+        handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables))
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 

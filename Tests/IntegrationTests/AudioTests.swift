@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// What the daemon renders, read back sample by sample.
-@Suite(.timeLimit(.minutes(3))) struct AudioTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct AudioTests {
     /// Largest sample-to-sample step of a 0.5-amplitude 440 Hz sine at 44.1 kHz is about 1027.
     static let sineSlope = 1100
 

@@ -13,6 +13,12 @@ import Testing
         "Get(Position) p50, 8 clients (µs)",
         "Get(Position) p99, 8 clients (µs)",
     ]
+    /// The library-scan table (tonearm | mpd | ratio | better).
+    static let scanRows = [
+        "library scan, cold (files/s)",
+        "library scan, warm (files/s)",
+        "peak memory during scan (MB)",
+    ]
 
     @Test func quickRunPrintsTheTable() async throws {
         let bin = Daemon.binDirectory
@@ -29,13 +35,15 @@ import Testing
 
         #expect(status == 0, "tonearm-bench failed:\n\(err.suffix(4000))")
         #expect(out.contains("| metric | tonearm | mpv | ratio (tonearm/mpv) |"))
+        #expect(out.contains("| metric | tonearm | mpd | ratio (tonearm/mpd) | better |"))
         let lines = out.split(separator: "\n").map(String.init)
-        for row in Self.rows {
-            // | row | <tonearm figure> | skipped | – |
+        for (row, columns) in Self.rows.map({ ($0, 4) }) + Self.scanRows.map({ ($0, 5) }) {
+            // | row | <tonearm figure> | skipped | – | (better |)
             let line = lines.first { $0.hasPrefix("| \(row) |") }
             #expect(line != nil, "no row \"\(row)\" in:\n\(out)")
             if let cells = line?.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                #expect(cells.count == 4 && Double(cells[1]) != nil && cells[2] == "skipped", "bad row: \(line ?? "")")
+                #expect(cells.count == columns && Double(cells[1]) != nil && cells[2] == "skipped", "bad row: \(line ?? "")")
+                if columns == 5 { #expect(["higher", "lower"].contains(cells[4]), "bad row: \(line ?? "")") }
             }
         }
         let written = (try? String(contentsOf: report, encoding: .utf8)) ?? ""

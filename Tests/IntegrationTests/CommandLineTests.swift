@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `tonearm`, the first cut of the command line, against the real daemon.
-@Suite(.timeLimit(.minutes(3))) struct CommandLineTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct CommandLineTests {
     @Test func playStartsTheDaemonAndTheVerbsWork() async throws {
         let d = try Daemon()
         let a = try d.sine("uno.wav", seconds: 40)

@@ -127,9 +127,10 @@ final class Daemon: @unchecked Sendable {
 
     /// Writes a sine WAV into the media folder and returns its path.
     @discardableResult
+    /// Mono at 11,025 Hz keeps long test tracks small; tests that check samples write their own.
     func sine(_ name: String, seconds: Double, frequency: Double = 440, startFrame: Int = 0) throws -> String {
         let url = media.file(name)
-        try WAV.sine(frequency: frequency, seconds: seconds, startFrame: startFrame).write(to: url)
+        try WAV.sine(frequency: frequency, seconds: seconds, startFrame: startFrame, sampleRate: 11025, channels: 1).write(to: url)
         return url.path
     }
 

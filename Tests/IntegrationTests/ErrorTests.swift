@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Wrong calls get the right D-Bus errors and never hurt the daemon.
-@Suite(.timeLimit(.minutes(3))) struct ErrorTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ErrorTests {
     @Test func wrongTypesAndUnknownNames() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 60)

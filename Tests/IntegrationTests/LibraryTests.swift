@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// org.tonearm.Library1 on the real daemon, and `tonearm library` against it.
-@Suite(.timeLimit(.minutes(5))) struct LibraryTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LibraryTests {
     static let library = "org.tonearm.Library1"
 
     /// Writes small WAVs into $HOME/Music of the daemon's home.
@@ -22,6 +22,7 @@ import Testing
         let d = try Daemon()
         let folder = try Self.music(d, ["Évora/One.wav", "Évora/Two.wav", "Other/Three.wav", ".hidden/Four.wav"])
         try Data((0..<2000).map { _ in UInt8.random(in: 0...255) }).write(to: folder.appendingPathComponent("junk.mp3"))
+        try Data(MetadataTests.png).write(to: folder.appendingPathComponent("Évora/cover.png"))
         try await d.start()
         try await d.waitFor("initial scan") {
             let failures = try await d.call(Self.library, "Failures").first?.arrayValue ?? []
@@ -43,6 +44,14 @@ import Testing
         }
         let random = try await d.call(Self.library, "RandomTrack").first?.vardictValue ?? [:]
         #expect(random["uri"]?.stringValue?.hasPrefix("file://") == true)
+
+        // Folder art reaches MPRIS Metadata for whatever plays from the library.
+        let one = try #require((hits.first?.arrayValue ?? []).first?.vardictValue?["uri"]?.stringValue)
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(one)])
+        try await d.waitFor("playing One with its cover") { (try await d.metadata())["mpris:artUrl"] != nil }
+        let art = try #require(URL(string: (try await d.metadata())["mpris:artUrl"]?.stringValue ?? ""))
+        #expect([UInt8](try Data(contentsOf: art)) == MetadataTests.png)
+        #expect((try await d.metadata())["xesam:title"]?.stringValue == "One")
 
         // A file written while the daemon runs arrives through the watcher.
         let finished = try await SignalRecorder(d.client, DBusMatchRule(interface: Self.library, member: "ScanFinished"))

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Starting, stopping, crashing and coming back.
-@Suite(.timeLimit(.minutes(3))) struct LifecycleTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LifecycleTests {
     @Test func killDashNineThenRestartRestoresQueueTrackAndPosition() async throws {
         let d = try Daemon()
         let files = try (0..<3).map { try d.sine("t\($0).wav", seconds: 40, frequency: 300 + 100 * Double($0)) }

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The MUSTs and SHOULDs of MPRIS 2.2 that mature players get wrong.
-@Suite(.timeLimit(.minutes(3))) struct MPRISRulesTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct MPRISRulesTests {
     @Test func idleStartIsStoppedWithNoTrack() async throws {
         let d = try Daemon()
         try await d.start()
@@ -55,8 +55,8 @@ import Testing
 
     @Test func nextOnTheLastTrackStopsUnlessLoopingThePlaylist() async throws {
         let d = try Daemon()
-        let a = try d.sine("a.wav", seconds: 30)
-        let b = try d.sine("b.wav", seconds: 30)
+        let a = try d.sine("a.wav", seconds: 300)
+        let b = try d.sine("b.wav", seconds: 300)
         try await d.start([a, b])
         let ids = try await d.tracks()
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
@@ -199,6 +199,7 @@ import Testing
         changes.clear()
         try await d.set(Daemon.player, "Volume", .double(0))
         try await Task.sleep(for: .milliseconds(300))
-        #expect(changes.named("PropertiesChanged").isEmpty)
+        let volumeAgain = changes.named("PropertiesChanged").filter { ($0.arguments[1].vardictValue ?? [:])["Volume"] != nil }
+        #expect(volumeAgain.isEmpty, "setting Volume to its current value must not signal a change")
     }
 }

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Tags and cover art reach MPRIS Metadata.
-@Suite(.timeLimit(.minutes(3))) struct MetadataTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct MetadataTests {
     /// A valid 1×1 PNG.
     static let png: [UInt8] = [
         0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
@@ -41,6 +41,7 @@ import Testing
         try await d.start([tagged.path, plain])
         try await d.waitFor("tags read") { (try await d.metadata())["xesam:title"]?.stringValue == "Blue in Green" }
         try await d.waitFor("art") { (try await d.metadata())["mpris:artUrl"] != nil }
+        try await d.waitFor("length") { ((try await d.metadata())["mpris:length"]?.int64Value ?? 0) > 4_000_000 }
         let m = try await d.metadata()
         #expect(m["xesam:artist"] == .stringArray(["Bill Evans"]))
         #expect(m["xesam:album"]?.stringValue == "Kind of Blue")

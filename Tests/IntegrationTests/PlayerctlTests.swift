@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The daemon driven by playerctl, as desktop widgets and scripts drive it.
-@Suite(.timeLimit(.minutes(3))) struct PlayerctlTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct PlayerctlTests {
     @Test func transportVolumeLoopShuffleAndMetadata() async throws {
         let d = try Daemon()
         let a = try d.sine("alpha.wav", seconds: 30)

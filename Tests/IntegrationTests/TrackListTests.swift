@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// org.mpris.MediaPlayer2.TrackList and org.tonearm.Player1's queue editing.
-@Suite(.timeLimit(.minutes(3))) struct TrackListTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct TrackListTests {
     @Test func addRemoveGoToAndSignals() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 30)

@@ -3,6 +3,14 @@ import Foundation
 
 enum Metric: CaseIterable, Hashable, Sendable {
     case startup, coldStartup, p50, p99, concurrentP50, concurrentP99
+    /// The library scan (see `ScanBench`), compared with mpd rather than mpv.
+    case scanCold, scanWarm, scanMemory
+
+    static let playback: [Metric] = [.startup, .coldStartup, .p50, .p99, .concurrentP50, .concurrentP99]
+    static let scan: [Metric] = [.scanCold, .scanWarm, .scanMemory]
+
+    /// Files per second: more is better. Everything else is a time or a size: less is better.
+    var higherIsBetter: Bool { self == .scanCold || self == .scanWarm }
 
     func label(clients: Int) -> String {
         switch self {
@@ -12,6 +20,9 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .p99: "Get(Position) p99, 1 client (µs)"
         case .concurrentP50: "Get(Position) p50, \(clients) clients (µs)"
         case .concurrentP99: "Get(Position) p99, \(clients) clients (µs)"
+        case .scanCold: "library scan, cold (files/s)"
+        case .scanWarm: "library scan, warm (files/s)"
+        case .scanMemory: "peak memory during scan (MB)"
         }
     }
 }

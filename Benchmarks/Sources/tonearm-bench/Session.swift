@@ -41,7 +41,8 @@ final class Session: Sendable {
     /// GStreamer's plugin registry file, when it is to be shared between runs (else it is rebuilt
     /// in the fresh XDG_CACHE_HOME every time).
     let gstRegistry: String?
-    private let children = Mutex<[ChildProcess]>([])
+    /// Every process started in this session; `close` terminates them.
+    let children = Mutex<[ChildProcess]>([])
 
     private init(gstRegistry: String?) throws {
         self.gstRegistry = gstRegistry

@@ -7,7 +7,7 @@ import TestSupport
 struct TonearmBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm-bench",
-        abstract: "Measures tonearmd beside mpv + mpv-mpris and prints a Markdown table with ratios.",
+        abstract: "Measures tonearmd beside mpv + mpv-mpris (start-up, Get(Position)) and mpd (library scan); prints Markdown tables with ratios.",
         discussion: "Each figure is the median over --runs runs; every run uses a fresh private bus and fresh HOME/XDG folders.")
 
     @Option(help: "Runs per figure (default 5, or 2 with --quick).")
@@ -19,13 +19,16 @@ struct TonearmBench: AsyncParsableCommand {
     @Option(help: "Concurrent clients for the concurrent round-trip figures.")
     var clients = 8
 
-    @Flag(help: "Reduced size for CI: 2 runs, 200 calls.")
+    @Option(help: "Files in the generated library for the scan figures (default 10000, or 1000 with --quick).")
+    var scanFiles: Int?
+
+    @Flag(help: "Reduced size for CI: 2 runs, 200 calls, 1000 files.")
     var quick = false
 
     @Option(help: "The tonearmd to measure (default: .build/release/tonearmd, else the one beside this binary).")
     var tonearmd: String?
 
-    @Flag(help: "Measure tonearm only, not mpv.")
+    @Flag(help: "Measure tonearm only, not mpv or mpd.")
     var skipPeers = false
 
     @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
@@ -35,22 +38,30 @@ struct TonearmBench: AsyncParsableCommand {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
         if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
         if clients < 1 { throw ValidationError("--clients must be at least 1") }
+        if let scanFiles, scanFiles < 1 { throw ValidationError("--scan-files must be at least 1") }
     }
 
     func run() async throws {
         Cleanup.install()
         let runs = self.runs ?? (quick ? 2 : 5)
         let calls = self.calls ?? (quick ? 200 : 2000)
+        let scanFiles = self.scanFiles ?? (quick ? 1000 : 10_000)
         let root = Self.packageRoot
         let tonearmdPath = try resolveTonearmd(root: root)
 
         var players = [Player.tonearm(tonearmdPath)]
-        var peerStatus = "skipped"
+        var peerStatus = ["mpv": "skipped", "mpd": "skipped"]
+        var mpd: (String, String)?
         if !skipPeers {
             if let mpv = Self.which("mpv"), let plugin = Self.mprisPlugin {
                 players.append(.mpv(mpv, plugin: plugin))
             } else {
-                peerStatus = "not installed"
+                peerStatus["mpv"] = "not installed"
+            }
+            if let server = Self.which("mpd"), let client = Self.which("mpc") {
+                mpd = (server, client)
+            } else {
+                peerStatus["mpd"] = "not installed"
             }
         }
 
@@ -62,11 +73,19 @@ struct TonearmBench: AsyncParsableCommand {
 
         let bench = Bench(players: players, runs: runs, calls: calls, clients: clients, track: track.path,
                           gstRegistry: media.file("gst-registry.bin").path)
-        let results = try await bench.measure()
+        var results = try await bench.measure()
+
+        let library = media.file("library")
+        log("generating \(scanFiles) tagged files in \(library.path)")
+        let scanBytes = try await ScanLibrary.generate(count: scanFiles, in: library, scratch: media.url)
+        let scan = ScanBench(tonearm: players[0], mpd: mpd, runs: runs, folder: library.path, files: scanFiles,
+                             gstRegistry: bench.gstRegistry)
+        try await scan.measure(into: &results)
 
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
-        let report = Report(players: players.map(\.label), peerStatus: peerStatus, results: results, versions: versions,
-                            runs: runs, calls: calls, clients: clients).markdown
+        let report = Report(players: players.map(\.label) + (mpd == nil ? [] : ["mpd"]), peerStatus: peerStatus,
+                            results: results, versions: versions, runs: runs, calls: calls, clients: clients,
+                            scanFiles: scanFiles, scanBytes: scanBytes).markdown
         print(report, terminator: "")
 
         let out = output.map { URL(fileURLWithPath: $0) }
@@ -140,11 +159,15 @@ struct TonearmBench: AsyncParsableCommand {
         var gst = await package("libgstreamer1.0-0")
         if gst == nil { gst = await run(["gst-launch-1.0", "--version"])?.split(separator: "\n").last.map(String.init) }
         list.append(("GStreamer", gst ?? "unknown"))
+        list.append(("TagLib", await package("libtag1v5") ?? "unknown"))
         if withPeers {
             let mpv = await run(["mpv", "--no-config", "--version"])?.split(separator: "\n").first.map(String.init)
             list.append(("mpv", mpv ?? "not installed"))
             let plugin = await package("mpv-mpris").map { "\($0) (\(mprisPlugin ?? "?"))" }
             list.append(("mpv-mpris", plugin ?? (mprisPlugin.map { "unknown version (\($0))" } ?? "not installed")))
+            let mpd = await run(["mpd", "--version"])?.split(separator: "\n").first.map(String.init)
+            list.append(("mpd", mpd ?? "not installed"))
+            list.append(("mpc", await package("mpc") ?? (which("mpc") == nil ? "not installed" : "unknown version")))
         }
         var dbus = await package("dbus-daemon")
         if dbus == nil { dbus = await run(["dbus-daemon", "--version"])?.split(separator: "\n").first.map(String.init) }

@@ -1,0 +1,73 @@
+import DBus
+import Foundation
+import TonearmCore
+
+/// org.tonearm.Browser1 over every source that has folders (`BrowsableSource`).
+struct BrowserInterface: DBusInterfaceHandler {
+    static let name = "org.tonearm.Browser1"
+    let interface = contract(BrowserInterface.name)
+    let sources: [any BrowsableSource]
+
+    func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        try await bridgedBrowser {
+            switch method {
+            case "Roots":
+                let roots = sources.flatMap(\.browseRoots)
+                return [.array(element: "(ss)", roots.map { .structure([.string($0.id), .string($0.title)]) })]
+            case "List":
+                let root = a[0].stringValue ?? ""
+                let path = a[1].stringValue ?? ""
+                guard let source = sources.first(where: { $0.browseRoots.contains { $0.id == root } }) else {
+                    throw TonearmError.noSuchRoot(root, known: sources.flatMap(\.browseRoots).map(\.id))
+                }
+                let entries = try await source.list(root: root, path: path)
+                return [.array(element: "a{sv}", entries.map(Self.encode))]
+            default:
+                throw DBusError.unknownMethod(method)
+            }
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        throw DBusError.unknownProperty(property)
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        throw DBusError.unknownProperty(property)
+    }
+
+    static func encode(_ e: BrowseEntry) -> DBusValue {
+        var d: [String: DBusValue] = [:]
+        for (key, value) in e.extra { d[key] = encode(value) }
+        d["name"] = .string(e.name)
+        d["path"] = .string(e.path)
+        d["folder"] = .bool(e.isFolder)
+        if let uri = e.uri { d["uri"] = .string(uri) }
+        if let title = e.title { d["title"] = .string(title) }
+        if let artist = e.artist { d["artist"] = .string(artist) }
+        if let album = e.album { d["album"] = .string(album) }
+        if let duration = e.duration { d["duration"] = .double(duration) }
+        return .vardict(d)
+    }
+
+    static func encode(_ value: BrowseValue) -> DBusValue {
+        switch value {
+        case .string(let s): .string(s)
+        case .int(let n): .int32(Int32(clamping: n))
+        case .double(let x): .double(x)
+        case .bool(let b): .bool(b)
+        case .strings(let list): .stringArray(list)
+        }
+    }
+}
+
+/// Browse errors as named D-Bus errors; anything unexpected is BrowseFailed.
+private func bridgedBrowser<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await bridged(body)
+    } catch let error as DBusError {
+        throw error
+    } catch {
+        throw DBusError(name: "org.tonearm.Error.BrowseFailed", message: "\(error)")
+    }
+}

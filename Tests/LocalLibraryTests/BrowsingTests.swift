@@ -1,0 +1,38 @@
+import Foundation
+import Logging
+import TestSupport
+import Testing
+import TonearmCore
+@testable import LocalLibrary
+
+@Suite struct LibraryBrowsingTests {
+    @Test func severalMusicFoldersAreSeveralRoots() async throws {
+        let dir = TemporaryDirectory("tonearm-browse-library")
+        let folders = [dir.file("a/Music"), dir.file("b/Music"), dir.file("Jazz")]
+        for folder in folders { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        try write(wavBytes(seconds: 0.1), to: folders[1].appendingPathComponent("Disc 1/Song 10.wav"))
+        try write(wavBytes(seconds: 0.1), to: folders[1].appendingPathComponent("Disc 1/song 9.wav"))
+        try write(wavBytes(seconds: 0.1), to: folders[2].appendingPathComponent("Solo.wav"))
+        let library = try LocalLibrary(folders: folders, database: dir.file("data/library.sqlite"),
+                                       artCache: ArtCache(folder: dir.file("art")), logger: Logger(label: "browse-test"))
+        try await library.scan()
+
+        #expect(library.browseRoots.map(\.id) == ["library-Music", "library-Music-2", "library-Jazz"])
+        #expect(library.browseRoots[1].title.hasSuffix(folders[1].path))
+        #expect(try await library.list(root: "library-Music", path: "").isEmpty)
+        let top = try await library.list(root: "library-Music-2", path: "")
+        #expect(top == [.folder("Disc 1", path: "Disc 1")])
+        let disc = try await library.list(root: "library-Music-2", path: "Disc 1")
+        #expect(disc.map(\.path) == ["Disc 1/song 9.wav", "Disc 1/Song 10.wav"])
+        #expect(disc.allSatisfy { !$0.isFolder && $0.uri?.hasPrefix("file://") == true && ($0.duration ?? 0) > 0 })
+        #expect(try await library.list(root: "library-Jazz", path: "").map(\.title) == ["Solo"])
+
+        await #expect(throws: TonearmError.self) { try await library.list(root: "library", path: "") }
+        do {
+            _ = try await library.list(root: "library-Jazz", path: "../a")
+            Issue.record("'..' must be refused")
+        } catch let error as TonearmError {
+            #expect(error.reason == "OutsideRoot")
+        }
+    }
+}
