@@ -156,17 +156,9 @@ extension Session {
                                                                 member: "ScanFinished"))
         let names = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                              interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
-        let env = environment
         let clock = ContinuousClock()
         let start = clock.now
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(player.executable, player.idleArguments, environment: env, captureOutput: false,
-                                     outputFile: home.file("player.log").path, processGroup: true)
-        } catch {
-            throw BenchError("cannot start \(player.executable): \(error)")
-        }
-        children.withLock { $0.append(child) }
+        let child = try spawn(player, player.idleArguments)
         let appeared = Mutex<ContinuousClock.Instant?>(nil)
         let named = Task {
             for await signal in names {
@@ -178,23 +170,11 @@ extension Session {
             }
         }
         defer { named.cancel() }
-        let result = try await withThrowingTaskGroup(of: (ContinuousClock.Instant, [Int64])?.self) { group in
-            group.addTask {
-                for await signal in finished {
-                    return (clock.now, signal.arguments.map { $0.int64Value ?? -1 })
-                }
-                return nil
+        let result = try await Self.watching(child, player, "finishing its scan", timeout: ScanBench.timeout) {
+            for await signal in finished {
+                return (clock.now, signal.arguments.map { $0.int64Value ?? -1 })
             }
-            group.addTask {  // watchdog: the daemon died, or took too long
-                let deadline = clock.now + ScanBench.timeout
-                while clock.now < deadline {
-                    if !child.isRunning { throw BenchError("\(player.label) exited before finishing its scan:\n\(child.writtenOutput.suffix(2000))") }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                throw BenchError("\(player.label) did not finish its scan within \(ScanBench.timeout)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+            return nil
         }
         guard let (done, counts) = result else { throw BenchError("the bus connection closed while waiting for ScanFinished") }
         let peak = VmHWM.kilobytes(of: child.pid)

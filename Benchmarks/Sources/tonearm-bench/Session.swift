@@ -93,41 +93,53 @@ final class Session: Sendable {
         return env
     }
 
-    /// Spawns `player` and waits for its MPRIS name to appear. Returns the time from just before
-    /// the spawn to the NameOwnerChanged signal (subscribed to before spawning), and the name.
-    func launch(_ player: Player, _ arguments: [String], timeout: Duration = .seconds(20)) async throws -> (Duration, String) {
-        let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                               interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
-        let env = environment
-        let clock = ContinuousClock()
-        let start = clock.now
+    /// Starts `player` in a process group of its own (so terminating it also stops anything it started),
+    /// registered for clean-up, its output in the session's player.log.
+    func spawn(_ player: Player, _ arguments: [String]) throws -> ChildProcess {
         let child: ChildProcess
         do {
-            // A process group of its own, so terminating it also stops anything it started.
-            child = try ChildProcess(player.executable, arguments, environment: env, captureOutput: false,
+            child = try ChildProcess(player.executable, arguments, environment: environment, captureOutput: false,
                                      outputFile: home.file("player.log").path, processGroup: true)
         } catch {
             throw BenchError("cannot start \(player.executable): \(error)")
         }
         children.withLock { $0.append(child) }
-        let result = try await withThrowingTaskGroup(of: (ContinuousClock.Instant, String)?.self) { group in
+        return child
+    }
+
+    /// Runs `wait` while a watchdog checks that `child` is alive and `timeout` has not passed;
+    /// whichever ends first decides. `what` names the awaited event in errors.
+    static func watching<T: Sendable>(_ child: ChildProcess, _ player: Player, _ what: String, timeout: Duration,
+                                      _ wait: @escaping @Sendable () async -> T?) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { await wait() }
             group.addTask {
-                for await signal in changes {
-                    let args = signal.arguments.map { $0.stringValue ?? "" }
-                    if args.count == 3, player.owns(args[0]), !args[2].isEmpty { return (clock.now, args[0]) }
-                }
-                return nil
-            }
-            group.addTask {  // watchdog: the player died, or took too long
-                let deadline = clock.now + timeout
-                while clock.now < deadline {
-                    if !child.isRunning { throw BenchError("\(player.label) exited before taking its bus name:\n\(child.writtenOutput.suffix(2000))") }
+                let deadline = ContinuousClock.now + timeout
+                while ContinuousClock.now < deadline {
+                    if !child.isRunning { throw BenchError("\(player.label) exited before \(what):\n\(child.writtenOutput.suffix(2000))") }
                     try await Task.sleep(for: .milliseconds(20))
                 }
-                throw BenchError("\(player.label) did not take \(player.busName) within \(timeout):\n\(child.writtenOutput.suffix(2000))")
+                throw BenchError("\(player.label) did not finish \(what) within \(timeout):\n\(child.writtenOutput.suffix(2000))")
             }
             defer { group.cancelAll() }
             return try await group.next() ?? nil
+        }
+    }
+
+    /// Spawns `player` and waits for its MPRIS name to appear. Returns the time from just before
+    /// the spawn to the NameOwnerChanged signal (subscribed to before spawning), and the name.
+    func launch(_ player: Player, _ arguments: [String], timeout: Duration = .seconds(20)) async throws -> (Duration, String) {
+        let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                               interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let child = try spawn(player, arguments)
+        let result = try await Self.watching(child, player, "taking \(player.busName)", timeout: timeout) {
+            for await signal in changes {
+                let args = signal.arguments.map { $0.stringValue ?? "" }
+                if args.count == 3, player.owns(args[0]), !args[2].isEmpty { return (clock.now, args[0]) }
+            }
+            return nil
         }
         guard let (appeared, name) = result else { throw BenchError("the bus connection closed while waiting for \(player.label)") }
         return (appeared - start, name)
