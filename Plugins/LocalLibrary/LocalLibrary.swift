@@ -176,7 +176,7 @@ public final class LocalLibrary: SourcePlugin {
         var lastProgress = ContinuousClock.now
         var folderArt: [RawPath: String?] = [:]
         let workers = max(2, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
-        let batchSize = 64
+        let batchSize = 256
         var done = 0
         while done < total {
             let batch = Array(toRead[done..<min(total, done + batchSize)])
