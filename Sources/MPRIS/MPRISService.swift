@@ -16,6 +16,8 @@ public final class MPRISService: Sendable {
     let connection: DBusConnection
     let player: Player
     let library: LocalLibrary?
+    /// Subscribed at init, so a scan that starts before `run` loses no event.
+    let libraryEvents: AsyncStream<LibraryEvent>?
     let logger: Logger
 
     /// `browsables`: sources with folders besides the library (which is browsable itself).
@@ -24,6 +26,7 @@ public final class MPRISService: Sendable {
         self.connection = connection
         self.player = player
         self.library = library
+        self.libraryEvents = library?.events
         self.logger = logger
         var handlers: [any DBusInterfaceHandler] = [
             MediaPlayer2Interface(quit: quit, mimeTypes: MediaSupport.supportedMimeTypes()),
@@ -38,8 +41,7 @@ public final class MPRISService: Sendable {
 
     /// Forwards library scan events as org.tonearm.Library1 signals.
     func forwardLibraryEvents() -> Task<Void, Never>? {
-        guard let library else { return nil }
-        let events = library.events
+        guard let events = libraryEvents else { return nil }
         let connection = connection
         return Task {
             for await event in events {

@@ -99,6 +99,15 @@ struct Tonearmd: AsyncParsableCommand {
         let service = MPRISService(connection: bus.connection, player: player, library: library) { await shutdown.run() }
         shutdown.installSignalHandlers()
 
+        let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
+                                           storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
+                                           logger: Logger(label: "tonearm.library"), player: player)
+        Task {
+            // Scanning and watching run on the library's own threads, off the player's path, from the start
+            // (the bus face has already subscribed to its events).
+            do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
+        }
+
         var saved: PersistedState?
         do { saved = try store.load() } catch { logger.warning("\(error)") }
         if files.isEmpty {
@@ -122,13 +131,6 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
-        let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
-                                           storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
-                                           logger: Logger(label: "tonearm.library"), player: player)
-        Task {
-            // Scanning and watching run off the player's path; playback and bus answers go on meanwhile.
-            do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
-        }
         Task {
             await bus.connection.waitUntilClosed()
             logger.notice("the session bus went away; saving state and exiting")
