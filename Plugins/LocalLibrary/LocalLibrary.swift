@@ -309,7 +309,7 @@ public final class LocalLibrary: SourcePlugin {
     /// Watches every music folder (and each folder below) with inotify; changes are collected for about half a
     /// second after the last one, then the folders they touched are rescanned. Also runs an initial walk to find
     /// the folders (a scan of what changed since the index was last updated).
-    public func startWatching() throws {
+    public func startWatching(scanNow: Bool = true) throws {
         try watcher.withLock { current in
             guard current == nil else { return }
             let new = try Watcher { [weak self] folders, overflow in
@@ -318,7 +318,7 @@ public final class LocalLibrary: SourcePlugin {
             current = new
             new.start()
         }
-        rescan(folders: nil)
+        if scanNow { rescan(folders: nil) }
     }
 
     public func stopWatching() {
@@ -540,8 +540,16 @@ public final class LocalLibrary: SourcePlugin {
     }
 
     /// Starts watching the folders (which also brings the index up to date).
+    /// `[plugins.library] scan-on-start = false` leaves the first scan to `Scan` (large libraries on slow disks).
     public func start(_ context: PluginContext) async throws {
-        try startWatching()
+        var scanNow = true
+        if let value = context.config["scan-on-start"] {
+            guard case .bool(let b) = value else {
+                throw TonearmError("InvalidConfig", "[plugins.library] scan-on-start must be true or false")
+            }
+            scanNow = b
+        }
+        try startWatching(scanNow: scanNow)
     }
 
     public func stop() async {

@@ -81,6 +81,21 @@ import Testing
         #expect(failed.out.contains("junk.mp3"))
     }
 
+    @Test func scanOnStartCanBeLeftToTheUser() async throws {
+        let d = try Daemon()
+        _ = try Self.music(d, ["A/One.wav", "A/Two.wav"])
+        let config = d.home.file("config/tonearm/config.toml")
+        try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "[plugins.library]\nscan-on-start = false\n".write(to: config, atomically: true, encoding: .utf8)
+        try await d.start()
+        let finished = try await SignalRecorder(d.client, DBusMatchRule(interface: Self.library, member: "ScanFinished"))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await d.call(Self.library, "Artists").first?.arrayValue?.isEmpty == true, "nothing is scanned at start")
+        _ = try await d.call(Self.library, "Scan")
+        try await d.waitFor("ScanFinished") { !finished.named("ScanFinished").isEmpty }
+        #expect(finished.named("ScanFinished")[0].arguments == [.uint32(2), .uint32(0), .uint32(0), .uint32(0)])
+    }
+
     @Test func positionStillAnswersDuringATenThousandFileScan() async throws {
         let d = try Daemon()
         let folder = d.home.file("Music")

@@ -128,48 +128,39 @@ struct ScanBench: Sendable {
             + "VmHWM \(format(f.peakKB / 1024)) MB" + (f.note.isEmpty ? "" : ", " + f.note)
     }
 
-    /// One session: the config names the folder; tonearmd starts on an empty index (cold), is stopped, and starts
-    /// again on the index it wrote (warm). Each time from just before the spawn to ScanFinished.
+    /// One session: the config names the folder and turns off the scan at start; once tonearmd is on the bus,
+    /// Library1.Scan is asked for twice: on the empty index (cold), then with nothing changed (warm), each timed
+    /// from the call to ScanFinished, as `mpc update --wait` is for mpd.
     private func tonearmRun() async throws -> ScanFigures {
         try await Session.with(gstRegistry: gstRegistry) { session in
             let env = session.environment
             let config = URL(fileURLWithPath: env["XDG_CONFIG_HOME"]!).appendingPathComponent("tonearm/config.toml")
             try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
             let quoted = folder.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            try "[plugins.library]\nfolders = [\"\(quoted)\"]\n".write(to: config, atomically: true, encoding: .utf8)
-
-            let cold = try await session.scan(tonearm, expectAdded: files)
-            let warm = try await session.scan(tonearm, expectAdded: 0)
-            return ScanFigures(cold: cold.scan.microseconds / 1e6, warm: warm.scan.microseconds / 1e6, peakKB: cold.peakKB,
-                               note: "start-up to bus name \(format(cold.startup.microseconds / 1000)) ms cold, "
-                                   + "\(format(warm.startup.microseconds / 1000)) ms warm")
+            // Like `mpc update --wait` on a running mpd: the daemon is up first, then each scan is asked for.
+            try "[plugins.library]\nfolders = [\"\(quoted)\"]\nscan-on-start = false\n".write(to: config, atomically: true, encoding: .utf8)
+            let (startup, name) = try await session.launch(tonearm, tonearm.idleArguments)
+            guard let child = session.children.withLock({ $0.last }) else { throw BenchError("tonearmd vanished") }
+            let cold = try await session.requestScan(tonearm, child, busName: name, expectAdded: files)
+            let peak = VmHWM.kilobytes(of: child.pid)
+            let warm = try await session.requestScan(tonearm, child, busName: name, expectAdded: 0)
+            await child.terminate()
+            guard let peak else { throw BenchError("cannot read VmHWM of tonearmd") }
+            return ScanFigures(cold: cold.microseconds / 1e6, warm: warm.microseconds / 1e6, peakKB: peak,
+                               note: "start-up to bus name \(format(startup.microseconds / 1000)) ms")
         }
     }
 }
 
 extension Session {
-    /// Spawns tonearmd, waits for its start-up scan's ScanFinished (subscribed to before spawning), checks the counts
-    /// (`expectAdded` added, nothing updated, removed or failed), reads VmHWM and stops it again.
-    /// Returns the times from just before the spawn to its bus name and to ScanFinished.
-    func scan(_ player: Player, expectAdded: Int) async throws -> (startup: Duration, scan: Duration, peakKB: Double) {
+    /// Asks a running tonearmd for a scan (Library1.Scan, ScanFinished subscribed to first), checks the counts
+    /// (`expectAdded` added, nothing updated, removed or failed) and returns the time from the call to ScanFinished.
+    func requestScan(_ player: Player, _ child: ChildProcess, busName: String, expectAdded: Int) async throws -> Duration {
         let finished = try await client.subscribe(DBusMatchRule(path: Self.mprisPath, interface: ScanBench.libraryInterface,
                                                                 member: "ScanFinished"))
-        let names = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                             interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let clock = ContinuousClock()
         let start = clock.now
-        let child = try spawn(player, player.idleArguments)
-        let appeared = Mutex<ContinuousClock.Instant?>(nil)
-        let named = Task {
-            for await signal in names {
-                let args = signal.arguments.map { $0.stringValue ?? "" }
-                if args.count == 3, player.owns(args[0]), !args[2].isEmpty {
-                    appeared.withLock { $0 = clock.now }
-                    return
-                }
-            }
-        }
-        defer { named.cancel() }
+        _ = try await client.call(destination: busName, path: Self.mprisPath, interface: ScanBench.libraryInterface, member: "Scan")
         let result = try await Self.watching(child, player, "finishing its scan", timeout: ScanBench.timeout) {
             for await signal in finished {
                 return (clock.now, signal.arguments.map { $0.int64Value ?? -1 })
@@ -177,14 +168,10 @@ extension Session {
             return nil
         }
         guard let (done, counts) = result else { throw BenchError("the bus connection closed while waiting for ScanFinished") }
-        let peak = VmHWM.kilobytes(of: child.pid)
-        await child.terminate()
         guard counts == [Int64(expectAdded), 0, 0, 0] else {
             throw BenchError("ScanFinished(added, updated, removed, failed) was \(counts), expected [\(expectAdded), 0, 0, 0]")
         }
-        guard let peak else { throw BenchError("cannot read VmHWM of \(player.label)") }
-        // The name comes before the scan finishes; an unseen one shows as 0.
-        return ((appeared.withLock { $0 } ?? start) - start, done - start, peak)
+        return done - start
     }
 }
 
