@@ -9,7 +9,7 @@ struct BrowserInterface: DBusInterfaceHandler {
     let sources: [any BrowsableSource]
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        try await bridgedBrowser {
+        try await bridged(otherwise: "org.tonearm.Error.BrowseFailed") {
             switch method {
             case "Roots":
                 let roots = sources.flatMap(\.browseRoots)
@@ -58,16 +58,5 @@ struct BrowserInterface: DBusInterfaceHandler {
         case .bool(let b): .bool(b)
         case .strings(let list): .stringArray(list)
         }
-    }
-}
-
-/// Browse errors as named D-Bus errors; anything unexpected is BrowseFailed.
-private func bridgedBrowser<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await bridged(body)
-    } catch let error as DBusError {
-        throw error
-    } catch {
-        throw DBusError(name: "org.tonearm.Error.BrowseFailed", message: "\(error)")
     }
 }

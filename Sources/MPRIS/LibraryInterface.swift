@@ -11,7 +11,7 @@ struct LibraryInterface: DBusInterfaceHandler {
     let folders: [URL]
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        try await bridgedLibrary {
+        try await bridged(otherwise: "org.tonearm.Error.LibraryFailed") {
             switch method {
             case "Artists":
                 let artists = try await library.artists()
@@ -80,16 +80,5 @@ struct LibraryInterface: DBusInterfaceHandler {
         if let n = t.discNumber { d["discNumber"] = .int32(Int32(clamping: n)) }
         if let art = t.artUrl { d["artUrl"] = .string(art) }
         return .vardict(d)
-    }
-}
-
-/// Library errors as named D-Bus errors.
-private func bridgedLibrary<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await bridged(body)
-    } catch let error as DBusError {
-        throw error
-    } catch {
-        throw DBusError(name: "org.tonearm.Error.LibraryFailed", message: "\(error)")
     }
 }

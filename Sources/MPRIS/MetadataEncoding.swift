@@ -29,11 +29,17 @@ extension TonearmError {
 }
 
 /// Runs a player call, turning Tonearm errors into named D-Bus errors.
-func bridged<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+/// Any other error becomes `fallback` (by default the DBus module's own Failed).
+func bridged<T: Sendable>(otherwise fallback: String? = nil, _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as TonearmError {
         throw error.dbus
+    } catch let error as DBusError {
+        throw error
+    } catch {
+        guard let fallback else { throw error }
+        throw DBusError(name: fallback, message: "\(error)")
     }
 }
 
