@@ -43,7 +43,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "DBus", "LocalLibrary",
+            "MPRIS", "TonearmCore", "DBus", "LocalLibrary", "MIDI",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -56,6 +56,10 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/LocalLibrary"),
+        .target(name: "MIDI", dependencies: [
+            "TonearmCore",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Plugins/MIDI"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -68,6 +72,7 @@ let package = Package(
             "LocalLibrary", "TonearmCore", "TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -7,6 +7,7 @@ struct BrowserInterface: DBusInterfaceHandler {
     static let name = "org.tonearm.Browser1"
     let interface = contract(BrowserInterface.name)
     let sources: [any BrowsableSource]
+    let player: Player
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged(otherwise: "org.tonearm.Error.BrowseFailed") {
@@ -15,17 +16,45 @@ struct BrowserInterface: DBusInterfaceHandler {
                 let roots = sources.flatMap(\.browseRoots)
                 return [.array(element: "(ss)", roots.map { .structure([.string($0.id), .string($0.title)]) })]
             case "List":
-                let root = a[0].stringValue ?? ""
-                let path = a[1].stringValue ?? ""
-                guard let source = sources.first(where: { $0.browseRoots.contains { $0.id == root } }) else {
-                    throw TonearmError.noSuchRoot(root, known: sources.flatMap(\.browseRoots).map(\.id))
-                }
-                let entries = try await source.list(root: root, path: path)
+                let (root, source) = try source(a)
+                let entries = try await source.list(root: root, path: a[1].stringValue ?? "")
                 return [.array(element: "a{sv}", entries.map(Self.encode))]
+            case "Choose":
+                let (root, source) = try source(a)
+                try await source.choose(root: root, path: a[1].stringValue ?? "")
+                return []
+            case "Play":
+                let (root, source) = try source(a)
+                let path = a[1].stringValue ?? ""
+                let entry = try await source.entry(root: root, path: path)
+                guard let uri = entry.uri else {
+                    let why = entry.extra["error"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "it cannot be played"
+                    throw TonearmError("UnsupportedType", "cannot play \(path): \(why)")
+                }
+                try await player.replaceQueue([uri], play: true)
+                try await source.choose(root: root, path: path)
+                return []
+            case "Resume":
+                let (root, source) = try source(a)
+                let place = try await source.resume(root: root)
+                return [
+                    .string(place.folder),
+                    .array(element: "(ss)", place.trail.map { .structure([.string($0.name), .string($0.path)]) }),
+                    .string(place.selected ?? ""),
+                ]
             default:
                 throw DBusError.unknownMethod(method)
             }
         }
+    }
+
+    /// The root named by the first argument and the source that offers it.
+    private func source(_ a: [DBusValue]) throws -> (String, any BrowsableSource) {
+        let root = a[0].stringValue ?? ""
+        guard let source = sources.first(where: { $0.browseRoots.contains { $0.id == root } }) else {
+            throw TonearmError.noSuchRoot(root, known: sources.flatMap(\.browseRoots).map(\.id))
+        }
+        return (root, source)
     }
 
     func get(_ property: String) async throws -> DBusValue {

@@ -111,7 +111,8 @@ public enum InterfaceXML {
        out, and so is anything that resolves outside its root.
        Errors: org.tonearm.Error.NoSuchRoot (an unknown root id), org.tonearm.Error.OutsideRoot (a path with a
        ".." component, an absolute path, or one that leads outside the root through a symbolic link),
-       org.tonearm.Error.NoSuchFolder (nothing there, not a folder, or a hidden one). -->
+       org.tonearm.Error.NoSuchFolder (nothing there, not a folder, or a hidden one), org.tonearm.Error.NoSuchFile
+       and org.tonearm.Error.NotAFile (Choose and Play on a path that is not a file). -->
   <interface name="org.tonearm.Browser1">
     <!-- The roots, in a stable order: (id, title), e.g. ("library", "Music library"). With several music
          folders the library has a root for each ("library-Jazz", ...). -->
@@ -122,11 +123,39 @@ public enum InterfaceXML {
          path s (relative to the root; pass it back as Path to open a folder), folder b. Files also have
          uri s (what to play) and whatever metadata the source knows: title s, artist s, album s, duration d
          (seconds), and source-specific keys (the library adds albumArtist s, genre s, year i, trackNumber i,
-         discNumber i, artUrl s). The library lists the audio files its index holds, with their tags. -->
+         discNumber i, artUrl s). The library lists the audio files its index holds, with their tags.
+         The MIDI root ("midi") lists Standard MIDI Files, recognised by content (an MThd header, or RIFF RMID) as
+         well as by extension (.mid .midi .kar .smf .rmi, any case), with format i (0, 1, 2), tracks i,
+         channels i, instruments as (General MIDI program names, "Percussion" for channel 10), lyrics b,
+         and when the file says so copyright s, timeSignature s, keySignature s, tempo d (beats per minute at
+         the start). A file with a MIDI name that cannot be read has no uri and an error s saying what is wrong
+         and where ("track 3: chunk length 9000 runs past end of file at byte 812"). -->
     <method name="List">
       <arg name="Root" type="s" direction="in"/>
       <arg name="Path" type="s" direction="in"/>
       <arg name="Entries" type="aa{sv}" direction="out"/>
+    </method>
+    <!-- Remembers the file at Path as the root's last choice (what Resume returns), without playing it.
+         Roots that keep no choice (the library) check the path and forget it. -->
+    <method name="Choose">
+      <arg name="Root" type="s" direction="in"/>
+      <arg name="Path" type="s" direction="in"/>
+    </method>
+    <!-- Plays the file at Path now: the queue is replaced by it, and it becomes the root's last choice. -->
+    <method name="Play">
+      <arg name="Root" type="s" direction="in"/>
+      <arg name="Path" type="s" direction="in"/>
+    </method>
+    <!-- Where a browser of Root reopens: Folder, the folder of the last choice (relative; "" is the root);
+         Trail, the root and each folder down to Folder as (name, path), the root named by its title;
+         Selected, the name of the file to select there. The choice is kept relative to the root, so it is
+         found again after the root folder moved or was renamed. When the file is gone, Folder is the nearest
+         folder of its trail that still exists and Selected is "". With no choice yet: the root, "". -->
+    <method name="Resume">
+      <arg name="Root" type="s" direction="in"/>
+      <arg name="Folder" type="s" direction="out"/>
+      <arg name="Trail" type="a(ss)" direction="out"/>
+      <arg name="Selected" type="s" direction="out"/>
     </method>
   </interface>
 </node>

@@ -35,7 +35,7 @@ public final class MPRISService: Sendable {
             TonearmPlayerInterface(player: player),
         ]
         if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
-        handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables))
+        handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables, player: player))
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 

@@ -26,6 +26,9 @@ final class PipelineBridge: Sendable {
     private let busThreadDone = DispatchSemaphore(value: 0)
     private let busThreadID = Mutex<pthread_t?>(nil)
     private let handlerID = Atomic<UInt>(0)
+    private let setupHandlerID = Atomic<UInt>(0)
+    /// Properties for elements playbin creates, by factory name; read on streaming threads in `element-setup`.
+    let elementSettings: [String: [String: String]]
     /// Serialises pipeline state commands (callers' and the bus thread's), so a reset decided
     /// on the bus thread never hits an item loaded meanwhile. Order: commandLock, then state.
     /// The streaming thread (about-to-finish) never takes it, so a state change may wait for
@@ -36,9 +39,10 @@ final class PipelineBridge: Sendable {
     static let rejectedName = "tonearm-rejected"
     static let wakeName = "tonearm-wake"
 
-    init(sinkDescription: String, logger: Logger, prerollTimeout: Duration) throws {
+    init(sinkDescription: String, logger: Logger, prerollTimeout: Duration, elementSettings: [String: [String: String]] = [:]) throws {
         GStreamer.ensureInitialized()
         self.logger = logger
+        self.elementSettings = elementSettings
         self.prerollTimeout = prerollTimeout
         let (sink, isNull) = try Self.makeSink(sinkDescription, logger: logger)
         defer { gst_object_unref(sink) }
@@ -61,6 +65,15 @@ final class PipelineBridge: Sendable {
         let id = tn_signal_connect(playbin, "about-to-finish", unsafeBitCast(callback, to: GCallback.self),
                                    Unmanaged.passUnretained(self).toOpaque())
         handlerID.store(id, ordering: .releasing)
+        if !elementSettings.isEmpty {
+            let setup: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, element, data in
+                guard let element, let data else { return }
+                Unmanaged<PipelineBridge>.fromOpaque(data).takeUnretainedValue().setUp(element)
+            }
+            let setupID = tn_signal_connect(playbin, "element-setup", unsafeBitCast(setup, to: GCallback.self),
+                                            Unmanaged.passUnretained(self).toOpaque())
+            setupHandlerID.store(setupID, ordering: .releasing)
+        }
 
         let thread = Thread { [self] in
             self.busThreadID.withLock { $0 = pthread_self() }
@@ -239,7 +252,7 @@ final class PipelineBridge: Sendable {
         case .running, .finished: break
         }
         guard tn_state_current(playbin).rawValue >= GST_STATE_PAUSED.rawValue else { return false }
-        if let seekable = querySeekable(), !seekable { return false }
+        if currentItem?.seeksDespiteQuery != true, let seekable = querySeekable(), !seekable { return false }
         if reloadIfHandOverPrepared(at: position) { return true }
         return performSeek(position, rate: rate)
     }
@@ -329,7 +342,10 @@ final class PipelineBridge: Sendable {
         return seekable != 0
     }
 
-    var isSeekable: Bool { querySeekable() ?? false }
+    var isSeekable: Bool {
+        if let item = currentItem, item.seeksDespiteQuery { return true }
+        return querySeekable() ?? false
+    }
 
     func shutdown() {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -339,6 +355,8 @@ final class PipelineBridge: Sendable {
         _ = gst_element_set_state(playbin, GST_STATE_NULL)
         let id = handlerID.exchange(0, ordering: .acquiringAndReleasing)
         if id != 0 { g_signal_handler_disconnect(playbin, gulong(id)) }
+        let setupID = setupHandlerID.exchange(0, ordering: .acquiringAndReleasing)
+        if setupID != 0 { g_signal_handler_disconnect(playbin, gulong(setupID)) }
         continuation.finish()
     }
 
@@ -380,6 +398,18 @@ final class PipelineBridge: Sendable {
             }
             _ = gst_element_set_state(playbin, GST_STATE_NULL)
             postMarker(next, announceStopped: false)
+        }
+    }
+
+    // MARK: - element-setup (GStreamer streaming thread)
+
+    /// Applies `elementSettings` to an element playbin just created (the SoundFont of fluiddec).
+    private func setUp(_ element: UnsafeMutablePointer<GstElement>) {
+        guard let name = tn_element_factory_name(element).map({ String(cString: $0) }),
+              let settings = elementSettings[name] else { return }
+        for (property, value) in settings {
+            gst_util_set_object_arg(tn_object(element), property, value)
+            logger.debug("\(name): \(property) = \(value)")
         }
     }
 

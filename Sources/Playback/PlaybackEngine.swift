@@ -18,11 +18,15 @@ public final class PlaybackEngine: Sendable {
     ///     with ghost pads ("wavenc ! filesink location=/tmp/x.wav", "fakesink sync=true"…).
     ///     The default `autoaudiosink` falls back to a clock-synchronised null sink when no
     ///     audio device works (`usingNullSink`).
+    ///   - elementSettings: properties (as strings) to set on elements playbin creates, by factory name,
+    ///     e.g. `["fluiddec": ["soundfont": "/usr/share/sounds/sf2/FluidR3_GM.sf2"]]`.
     /// - Throws: `PlaybackError` when the description is invalid.
     public init(sinkDescription: String = PlaybackEngine.defaultSink,
                 logger: Logger = Logger(label: "tonearm.playback"),
-                prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout) throws {
-        bridge = try PipelineBridge(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout)
+                prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout,
+                elementSettings: [String: [String: String]] = [:]) throws {
+        bridge = try PipelineBridge(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout,
+                                    elementSettings: elementSettings)
     }
 
     deinit {

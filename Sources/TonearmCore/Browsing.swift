@@ -58,6 +58,38 @@ public struct BrowseEntry: Sendable, Equatable {
     }
 }
 
+/// Where a browser reopens: the folder of the last choice, the folders leading to it, and what to select.
+public struct BrowsePlace: Sendable, Equatable {
+    /// The folder to open, relative to the root ("" is the root).
+    public var folder: String
+    /// The root, then each folder down to `folder`: (name, relative path).
+    public var trail: [BrowseStep]
+    /// The name of the entry to select in `folder`; nil when the remembered file is gone or nothing was chosen.
+    public var selected: String?
+
+    public init(folder: String, trail: [BrowseStep], selected: String?) {
+        self.folder = folder
+        self.trail = trail
+        self.selected = selected
+    }
+
+    /// The root itself, nothing selected.
+    public static func root(title: String) -> BrowsePlace {
+        BrowsePlace(folder: "", trail: [BrowseStep(name: title, path: "")], selected: nil)
+    }
+}
+
+/// One folder of a trail.
+public struct BrowseStep: Sendable, Equatable {
+    public var name: String
+    public var path: String
+
+    public init(name: String, path: String) {
+        self.name = name
+        self.path = path
+    }
+}
+
 /// A source whose music lives in folders a person can walk (the library, MIDI files).
 public protocol BrowsableSource: Sendable {
     /// The roots this source offers; ids are unique among all sources.
@@ -65,6 +97,34 @@ public protocol BrowsableSource: Sendable {
     /// The folder at `path` (relative, "" = the root) under the root `root`, in `Browse.sorted` order.
     /// Throws `TonearmError` noSuchRoot, outsideRoot or noSuchFolder.
     func list(root: String, path: String) async throws -> [BrowseEntry]
+    /// The file at `path` under `root`, as `list` shows it; throws noSuchFile when there is none.
+    func entry(root: String, path: String) async throws -> BrowseEntry
+    /// Remembers the file at `path` as the root's last choice (roots that keep none accept and forget it).
+    func choose(root: String, path: String) async throws
+    /// Where to reopen the root: its last choice, or the root itself.
+    func resume(root: String) async throws -> BrowsePlace
+}
+
+extension BrowsableSource {
+    public func entry(root: String, path: String) async throws -> BrowseEntry {
+        let parts = try Browse.components(of: path)
+        guard let name = parts.last else { throw TonearmError.notAFile(path) }
+        let entries = try await list(root: root, path: parts.dropLast().joined(separator: "/"))
+        guard let found = entries.first(where: { $0.name == name }) else { throw TonearmError.noSuchFile(path) }
+        guard !found.isFolder else { throw TonearmError.notAFile(path) }
+        return found
+    }
+
+    public func choose(root: String, path: String) async throws {
+        _ = try await entry(root: root, path: path)
+    }
+
+    public func resume(root: String) async throws -> BrowsePlace {
+        guard let found = browseRoots.first(where: { $0.id == root }) else {
+            throw TonearmError.noSuchRoot(root, known: browseRoots.map(\.id))
+        }
+        return .root(title: found.title)
+    }
 }
 
 extension TonearmError {
@@ -101,6 +161,17 @@ public enum Browse {
         public func childPath(_ name: String) -> String {
             relativePath.isEmpty ? name : relativePath + "/" + name
         }
+    }
+
+    /// The trail from the root (titled `rootTitle`) down to the folder at the normalized relative path `folder`.
+    public static func trail(to folder: String, rootTitle: String) -> [BrowseStep] {
+        var steps = [BrowseStep(name: rootTitle, path: "")]
+        var path = ""
+        for part in folder.split(separator: "/") {
+            path = path.isEmpty ? String(part) : path + "/" + part
+            steps.append(BrowseStep(name: String(part), path: path))
+        }
+        return steps
     }
 
     /// Entries whose names start with "." are hidden.

@@ -397,8 +397,9 @@ public actor Player {
             loaded = id
             failuresInARow = 0
             queue.setCurrent(id)
-            canSeek = engine.isSeekable
-            if repeated { eventSink.yield(.seeked(0)) }
+            let metadata = queue.track(id)?.metadata
+            canSeek = metadata?.seeksDespiteQuery == true || engine.isSeekable
+            if repeated { eventSink.yield(.seeked(0)) } else if let metadata { tellSource(metadata) }
             publish()
             scheduleSave()
         case .stateChanged:
@@ -435,9 +436,10 @@ public actor Player {
             }
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
-            let reason = TonearmError(Self.reason(for: error), "cannot play \(item.uri): \(error.message)")
+            let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
+            let reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
             logger.error("\(reason.message)")
-            eventSink.yield(.trackFailed(id, uri: item.uri, error: reason))
+            eventSink.yield(.trackFailed(id, uri: uri, error: reason))
             failed.insert(id)
             refreshHandover()
             guard id == loaded else { return }
@@ -549,7 +551,7 @@ public actor Player {
         loaded = id
         heard = nil
         canSeek = false
-        engine.load(PlaybackItem(uri: track.uri, token: serial), startPaused: paused, at: max(0, position) * 1000)
+        engine.load(Self.item(track, serial), startPaused: paused, at: max(0, position) * 1000)
         if rate != 1.0 { _ = engine.setRate(rate) }
         status = paused ? .paused : .playing
         if status == .playing { startTicking() } else { tickGeneration += 1 }
@@ -569,9 +571,21 @@ public actor Player {
         let current = loaded?.serial
         let next = playable(after: loaded, automatic: true).flatMap { id -> PlaybackItem? in
             guard loaded != nil, let track = queue.track(id), let serial = id.serial else { return nil }
-            return PlaybackItem(uri: track.uri, token: serial)
+            return Self.item(track, serial)
         }
         handover.set(current: current, next: next)
+    }
+
+    /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).
+    private func tellSource(_ metadata: TrackMetadata) {
+        guard let url = URL(string: metadata.url), let plugin = plugins.first(where: { $0.canResolve(url) }) else { return }
+        Task { await plugin.trackStarted(metadata) }
+    }
+
+    /// What the engine opens for a queue entry: the source's rendition when it made one.
+    private static func item(_ track: Track, _ serial: UInt64) -> PlaybackItem {
+        PlaybackItem(uri: track.metadata.streamURL ?? track.uri, token: serial,
+                     seeksDespiteQuery: track.metadata.seeksDespiteQuery ?? false)
     }
 
     private func applyMetadataNow(_ id: TrackID, _ new: TrackMetadata) {

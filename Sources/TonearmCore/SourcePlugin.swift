@@ -14,6 +14,8 @@ public protocol SourcePlugin: Sendable {
     func enrich(_ metadata: TrackMetadata) async -> TrackMetadata
     /// Checks by content that the URI can be played (for OpenUri, which must refuse what it cannot play).
     func verify(_ uri: URL) async throws
+    /// Called when one of its tracks starts to be heard.
+    func trackStarted(_ metadata: TrackMetadata) async
     /// Called once when the daemon starts.
     func start(_ context: PluginContext) async throws
     /// Called once when the daemon stops.
@@ -23,6 +25,7 @@ public protocol SourcePlugin: Sendable {
 extension SourcePlugin {
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata { metadata }
     public func verify(_ uri: URL) async throws {}
+    public func trackStarted(_ metadata: TrackMetadata) async {}
     public func start(_ context: PluginContext) async throws {}
     public func stop() async {}
 }

@@ -33,6 +33,11 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var length: Int64?
     /// A file:// URL of cover art in the cache, when the track has any.
     public var artUrl: String?
+    /// What the engine opens when it is not `url`: a source's playable rendition of the file (a MIDI file
+    /// rewritten into a form GStreamer plays). Never shown to clients.
+    public var streamURL: String?
+    /// The source knows the stream seeks although GStreamer says it cannot (MIDI through midiparse).
+    public var seeksDespiteQuery: Bool?
 
     public init(url: String, title: String? = nil) {
         self.url = url

@@ -31,6 +31,29 @@ struct BrowserClient: Sendable {
         return items.compactMap { $0.unwrapped.vardictValue }.map(BrowseEntry.init)
     }
 
+    /// Remembers the file at `path` as the root's last choice.
+    func choose(root: String, path: String) async throws {
+        _ = try await call("Choose", [.string(root), .string(path)])
+    }
+
+    /// Plays the file at `path` now (replacing the queue) and remembers it.
+    func play(root: String, path: String) async throws {
+        _ = try await call("Play", [.string(root), .string(path)])
+    }
+
+    /// Where a browser of `root` reopens.
+    func resume(root: String) async throws -> BrowsePlace {
+        let reply = try await call("Resume", [.string(root)])
+        guard reply.count == 3, let folder = reply[0].looseString, let steps = reply[1].arrayValue,
+              let selected = reply[2].looseString else { throw unexpected("Resume", reply) }
+        let trail = steps.compactMap { step -> (name: String, path: String)? in
+            guard case .structure(let fields) = step.unwrapped, fields.count >= 2,
+                  let name = fields[0].looseString, let path = fields[1].looseString else { return nil }
+            return (name, path)
+        }
+        return BrowsePlace(folder: folder, trail: trail, selected: selected.isEmpty ? nil : selected)
+    }
+
     private func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         try await connection.call(
             destination: PlayerClient.busName, path: PlayerClient.objectPath, interface: Self.interface,
@@ -40,6 +63,13 @@ struct BrowserClient: Sendable {
     private func unexpected(_ what: String, _ reply: [DBusValue]) -> CLIFailure {
         .refused("unexpected reply from \(what): \(reply.map(\.signature).joined(separator: ", "))")
     }
+}
+
+/// Where a browser reopens (`Resume`).
+struct BrowsePlace: Sendable {
+    var folder: String
+    var trail: [(name: String, path: String)]
+    var selected: String?
 }
 
 /// One entry of `List`.

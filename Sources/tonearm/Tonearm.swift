@@ -23,6 +23,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self]),
             CommandGroup(name: "Information", subcommands: [Status.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
+            CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
         ]
     )
 

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import LocalLibrary
 import Logging
+import MIDI
 import MPRIS
 import Playback
 import TonearmCore
@@ -74,9 +75,19 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
+        let midiSettings: MIDISettings
+        do {
+            midiSettings = try MIDISettings(section: settings.pluginSections["midi"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
+        let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
+                              renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
+
         let engine: PlaybackEngine
         do {
-            engine = try PlaybackEngine(sinkDescription: settings.audioSink, logger: Logger(label: "tonearm.playback"))
+            engine = try PlaybackEngine(sinkDescription: settings.audioSink, logger: Logger(label: "tonearm.playback"),
+                                        elementSettings: midi.elementSettings)
         } catch {
             throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
         }
@@ -90,18 +101,24 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
         }
-        // The library first: it answers for files in the music folders with indexed tags and art.
-        let player = Player(engine: engine, plugins: [library, FileSource(artCache: artCache)], stateStore: store,
+        // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
+        // in the music folders with indexed tags and art; then any other file.
+        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache)], stateStore: store,
                             artCache: artCache, tickInterval: settings.tickInterval)
         await player.start()
 
         let shutdown = Shutdown(player: player)
-        let service = MPRISService(connection: bus.connection, player: player, library: library) { await shutdown.run() }
+        let service = MPRISService(connection: bus.connection, player: player, library: library, browsables: [midi]) {
+            await shutdown.run()
+        }
         shutdown.installSignalHandlers()
 
         let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
                                            storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
                                            logger: Logger(label: "tonearm.library"), player: player)
+        try? await midi.start(PluginContext(pluginName: midi.name, config: settings.pluginSections["midi"] ?? [:],
+                                            storageFolder: dirs.dataFolder.appendingPathComponent(midi.name),
+                                            logger: Logger(label: "tonearm.midi"), player: player))
         Task {
             // Scanning and watching run on the library's own threads, off the player's path, from the start
             // (the bus face has already subscribed to its events).

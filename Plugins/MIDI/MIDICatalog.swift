@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+import TonearmCore
+
+/// Parsed MIDI files, remembered by path and checked against size and modification time, so a folder listed
+/// twice is read once. Safe from any thread.
+final class MIDICatalog: Sendable {
+    /// Extensions of MIDI files (compared lowercased); other files count when their content says MIDI.
+    static let extensions: Set<String> = ["mid", "midi", "kar", "smf", "rmi"]
+
+    struct Entry: Sendable {
+        var size: Int
+        var modified: timespec
+        var result: Result<Parsed, SMFError>
+    }
+
+    struct Parsed: Sendable {
+        var file: StandardMIDIFile
+        var info: MIDIFileInfo
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    /// Whether the file is a MIDI file by name or by its first bytes.
+    static func isMIDI(path: String, name: String) -> Bool {
+        if extensions.contains((name as NSString).pathExtension.lowercased()) { return true }
+        guard let head = FileBytes.prefix(path, count: 12) else { return false }
+        return SMFReader.hasMIDISignature(head)
+    }
+
+    /// The parsed file at `path` (read now unless remembered and unchanged); nil when there is no file.
+    func parse(_ path: String) -> Result<Parsed, SMFError>? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        let modified = info.st_mtim
+        if let known = entries.withLock({ $0[path] }), known.size == size,
+           known.modified.tv_sec == modified.tv_sec, known.modified.tv_nsec == modified.tv_nsec {
+            return known.result
+        }
+        let karaoke = (path as NSString).pathExtension.lowercased() == "kar"
+        let result: Result<Parsed, SMFError>
+        do {
+            let file = try SMFReader.read(contentsOf: URL(fileURLWithPath: path))
+            result = .success(Parsed(file: file, info: MIDIFileInfo(file, karaoke: karaoke)))
+        } catch {
+            result = .failure(error)
+        }
+        entries.withLock { $0[path] = Entry(size: size, modified: modified, result: result) }
+        return result
+    }
+
+    /// Parses many files at once on every core (a folder of thousands lists in one go).
+    func parseAll(_ paths: [String]) -> [Result<Parsed, SMFError>?] {
+        let results = Mutex([Result<Parsed, SMFError>?](repeating: nil, count: paths.count))
+        DispatchQueue.concurrentPerform(iterations: paths.count) { i in
+            let parsed = parse(paths[i])
+            results.withLock { $0[i] = parsed }
+        }
+        return results.withLock { $0 }
+    }
+}
