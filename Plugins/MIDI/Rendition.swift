@@ -1,45 +1,65 @@
 import Foundation
 import TonearmCore
 
-/// GStreamer's midiparse plays formats 0 and 1 in musical time only. A format 2 file or one in SMPTE time is
-/// rewritten into a format 0 file in musical time that sounds the same, and that file is what plays.
+/// GStreamer's midiparse (1.22) times every event by its tick and the tempo in force *now*, so a tempo change
+/// re-times everything before it; it also refuses format 2 and SMPTE time. Such files are rewritten into one
+/// that sounds the same and that midiparse times right: one fixed tempo, events placed by the real time the
+/// tempo map gives them, format 2 patterns one after another in a single track.
 enum Rendition {
+    /// Ticks per quarter note of a rendition, at 120 beats per minute: 1,920 ticks a second (0.52 ms).
+    static let ticksPerQuarter = 960
+    static let ticksPerSecond = Double(ticksPerQuarter) * 1e6 / Double(TempoMap.defaultTempo)
+
     /// The playable form of `file`, or nil when midiparse plays the file as it is.
     static func playable(_ file: StandardMIDIFile) -> StandardMIDIFile? {
-        var out = file
-        var changed = false
-        if case .smpte(let fps, let tpf) = file.division, let perSecond = file.division.smpteTicksPerSecond {
-            // Same tick length in musical time: ppq ticks per quarter at a tempo of ppq/perSecond seconds each.
-            let ppq = tpf * (fps == 29 ? 30 : fps)
-            let tempo = Int((Double(ppq) * 1e6 / perSecond).rounded())
-            out.division = .ticksPerQuarter(ppq)
-            out.tracks = file.tracks.map { track in
-                // Tempo events mean nothing in SMPTE time; every track (pattern) starts at the fixed tempo.
-                var events = track.events.filter { $0.tempo == nil }
-                events.insert(tempoEvent(tick: 0, tempo), at: 0)
-                return MIDITrack(events: events, hasEndOfTrack: track.hasEndOfTrack)
-            }
-            changed = true
-        }
-        if out.format == 2 {
-            // The patterns one after another; each starts at the default tempo unless it sets its own.
+        let smpte = file.division.smpteTicksPerSecond != nil
+        guard file.format == 2 || smpte || changesTempo(file) else { return nil }
+        var tracks: [MIDITrack]
+        if file.format == 2 {
             var merged: [MIDIEvent] = []
-            var offset = 0
-            for track in out.tracks {
-                if !track.events.contains(where: { $0.tick == 0 && $0.tempo != nil }) {
-                    merged.append(tempoEvent(tick: offset, TempoMap.defaultTempo))
-                }
-                for event in track.events where !event.isEndOfTrack {
-                    merged.append(MIDIEvent(tick: event.tick + offset, kind: event.kind))
-                }
-                offset += track.endTick
+            var start = 0.0
+            for track in file.tracks {
+                let map = TempoMap(division: file.division, tracks: [track])
+                merged += retimed(track.events, map, offset: start)
+                start += map.seconds(atTick: track.endTick)
             }
-            merged.append(MIDIEvent(tick: offset, kind: .meta(type: MIDIEvent.Meta.endOfTrack, data: [])))
-            out = StandardMIDIFile(format: 0, division: out.division, tracks: [MIDITrack(events: merged)])
-            changed = true
+            tracks = [MIDITrack(events: merged + [endOfTrack(at: start)])]
+        } else {
+            let map = TempoMap(file)
+            tracks = file.tracks.map { track in
+                MIDITrack(events: retimed(track.events, map, offset: 0) + [endOfTrack(at: map.seconds(atTick: track.endTick))])
+            }
         }
-        return changed ? out : nil
+        tracks[0].events.insert(tempoEvent(tick: 0, TempoMap.defaultTempo), at: 0)
+        return StandardMIDIFile(format: file.format == 2 ? 0 : file.format, division: .ticksPerQuarter(ticksPerQuarter), tracks: tracks)
     }
+
+    /// Whether the tempo differs anywhere from the tempo at the start.
+    static func changesTempo(_ file: StandardMIDIFile) -> Bool {
+        var first: Int?
+        for track in file.tracks {
+            for event in track.events {
+                guard let tempo = event.tempo else { continue }
+                if event.tick == 0, first == nil { first = tempo; continue }
+                if tempo != (first ?? TempoMap.defaultTempo) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Events at the ticks of a fixed tempo, placed by their real time; tempo and End of Track events dropped.
+    private static func retimed(_ events: [MIDIEvent], _ map: TempoMap, offset: Double) -> [MIDIEvent] {
+        events.compactMap { event in
+            guard event.tempo == nil, !event.isEndOfTrack else { return nil }
+            return MIDIEvent(tick: tick(offset + map.seconds(atTick: event.tick)), kind: event.kind)
+        }
+    }
+
+    private static func endOfTrack(at seconds: Double) -> MIDIEvent {
+        MIDIEvent(tick: tick(seconds), kind: .meta(type: MIDIEvent.Meta.endOfTrack, data: []))
+    }
+
+    private static func tick(_ seconds: Double) -> Int { Int((seconds * ticksPerSecond).rounded()) }
 
     static func tempoEvent(tick: Int, _ tempo: Int) -> MIDIEvent {
         MIDIEvent(tick: tick, kind: .meta(type: MIDIEvent.Meta.tempo,

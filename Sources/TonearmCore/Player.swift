@@ -550,7 +550,7 @@ public actor Player {
         queue.setCurrent(id)
         loaded = id
         heard = nil
-        canSeek = false
+        canSeek = track.metadata.seeksDespiteQuery == true
         engine.load(Self.item(track, serial), startPaused: paused, at: max(0, position) * 1000)
         if rate != 1.0 { _ = engine.setRate(rate) }
         status = paused ? .paused : .playing
