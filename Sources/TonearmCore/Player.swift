@@ -344,8 +344,9 @@ public actor Player {
     // MARK: Restore and save
 
     /// Puts back a saved state, paused at the saved position.
-    public func restore(_ state: PersistedState) {
+    public func restore(_ state: PersistedState) async {
         queue = state.queue
+        await remakeMissingStreams()
         volume = state.volume
         engine.setVolume(volume)
         if let micro = state.tickIntervalMicroseconds {
@@ -357,6 +358,23 @@ public actor Player {
             load(current, paused: true, at: state.position)
         }
         publish()
+    }
+
+    /// A source's rendition (`streamURL`) lives in a cache a person may empty; the source makes it again.
+    private func remakeMissingStreams() async {
+        for track in queue.tracks {
+            guard let stream = track.metadata.streamURL.flatMap(URL.init(string:)), stream.isFileURL,
+                  access(stream.path, R_OK) != 0, let url = URL(string: track.uri),
+                  let plugin = plugins.first(where: { $0.canResolve(url) }) else { continue }
+            var metadata = track.metadata
+            do {
+                metadata.streamURL = try await plugin.resolve(url).streamURL
+            } catch {
+                logger.warning("\(track.uri): \(error)")
+                metadata.streamURL = nil
+            }
+            queue.updateMetadata(track.id, metadata)
+        }
     }
 
     public func persistedState() -> PersistedState {

@@ -106,6 +106,28 @@ import Testing
         #expect(tail > 300, "notes after the seek are heard (peak \(tail) in the last half second)")
     }
 
+    @Test func aRestoredQueueRemakesRenditionsRemovedFromTheCache() async throws {
+        let d = try Daemon()
+        let url = try Self.midiFolder(d).appendingPathComponent("patterns.mid")
+        try Self.cases[2].file.write(to: url)
+        try await d.start([url.path])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        _ = await d.terminate()
+        let cache = d.home.url.appendingPathComponent("cache/tonearm/midi")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path).count == 1)
+        try FileManager.default.removeItem(at: cache)
+        let out = d.media.file("restored.wav")
+        let failures = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start(sink: Self.wavSink + out.path)
+        try await d.waitFor("restored, paused") { try await d.status() == "Paused" }
+        let resumedAt = Double(try await d.position()) / 1e6 // where the first run stopped
+        _ = try await d.call(Daemon.player, "Play")
+        try await d.waitFor("played to the end", timeout: .seconds(30)) { try await d.status() == "Stopped" }
+        #expect(failures.signals.isEmpty, "\(failures.signals)")
+        _ = await d.terminate()
+        #expect(abs(try WAV.read(out).seconds - (Self.cases[2].seconds - resumedAt)) <= 0.05, "resumed at \(resumedAt) s")
+    }
+
     @Test func malformedFilesAreReportedAndSkipped() async throws {
         let d = try Daemon()
         let folder = try Self.midiFolder(d)
