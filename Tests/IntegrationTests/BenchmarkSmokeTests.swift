@@ -46,6 +46,13 @@ import Testing
                 if columns == 5 { #expect(["higher", "lower"].contains(cells[4]), "bad row: \(line ?? "")") }
             }
         }
+        // The MIDI table: tonearm figures, fluidsynth skipped.
+        #expect(out.contains("| metric | tonearm | fluidsynth | ratio (tonearm/fluidsynth) |"))
+        for row in ["list 200 MIDI files, first (s)", "list 200 MIDI files, again (s)", "render 1 min of MIDI (s)"] {
+            let cells = lines.first { $0.hasPrefix("| \(row) |") }?.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(cells.map { Double($0[1]) != nil } == true, "no figure for \"\(row)\" in:\n\(out)")
+        }
+        #expect(lines.contains { $0.hasPrefix("| render 1 min of MIDI (s) |") && $0.contains("| skipped |") })
         let written = (try? String(contentsOf: report, encoding: .utf8)) ?? ""
         #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == out, "the table written to --output differs from stdout")
     }

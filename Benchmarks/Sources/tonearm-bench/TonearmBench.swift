@@ -22,7 +22,13 @@ struct TonearmBench: AsyncParsableCommand {
     @Option(help: "Files in the generated library for the scan figures (default 10000, or 1000 with --quick).")
     var scanFiles: Int?
 
-    @Flag(help: "Reduced size for CI: 2 runs, 200 calls, 1000 files.")
+    @Option(help: "MIDI files in the generated folder for the listing figure (default 5000, or 200 with --quick).")
+    var midiFiles: Int?
+
+    @Option(help: "Minutes of music in the long SMF rendered (default 10, or 1 with --quick).")
+    var midiMinutes: Int?
+
+    @Flag(help: "Reduced size for CI: 2 runs, 200 calls, 1000 files, 200 MIDI files, 1 minute of MIDI.")
     var quick = false
 
     @Option(help: "The tonearmd to measure (default: .build/release/tonearmd, else the one beside this binary).")
@@ -39,6 +45,8 @@ struct TonearmBench: AsyncParsableCommand {
         if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
         if clients < 1 { throw ValidationError("--clients must be at least 1") }
         if let scanFiles, scanFiles < 1 { throw ValidationError("--scan-files must be at least 1") }
+        if let midiFiles, midiFiles < 1 { throw ValidationError("--midi-files must be at least 1") }
+        if let midiMinutes, midiMinutes < 1 { throw ValidationError("--midi-minutes must be at least 1") }
     }
 
     func run() async throws {
@@ -82,10 +90,18 @@ struct TonearmBench: AsyncParsableCommand {
                              gstRegistry: bench.gstRegistry)
         try await scan.measure(into: &results)
 
+        let midi = MIDIBench(tonearm: players[0], runs: runs, files: midiFiles ?? (quick ? 200 : 5000),
+                             minutes: midiMinutes ?? (quick ? 1 : 10), fluidsynth: skipPeers ? nil : Self.which("fluidsynth"),
+                             fluidsynthAbsence: skipPeers ? "skipped" : "not installed",
+                             gstRegistry: bench.gstRegistry, scratch: media.url)
+        let midiFigures = try await midi.measure()
+        let fluidsynthVersion = skipPeers ? "skipped" : await Self.fluidsynthVersion()
+
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
-        let report = Report(players: players.map(\.label) + (mpd == nil ? [] : ["mpd"]), peerStatus: peerStatus,
+        var report = Report(players: players.map(\.label) + (mpd == nil ? [] : ["mpd"]), peerStatus: peerStatus,
                             results: results, versions: versions, runs: runs, calls: calls, clients: clients,
                             scanFiles: scanFiles, scanBytes: scanBytes).markdown
+        report += midi.markdown(midiFigures, fluidsynthVersion: fluidsynthVersion).joined(separator: "\n") + "\n"
         print(report, terminator: "")
 
         let out = output.map { URL(fileURLWithPath: $0) }
@@ -144,6 +160,12 @@ struct TonearmBench: AsyncParsableCommand {
     }
 
     // MARK: Versions
+
+    static func fluidsynthVersion() async -> String {
+        guard let fluidsynth = which("fluidsynth"),
+              let (out, _, _) = try? await runProcess(fluidsynth, ["--version"]) else { return "not installed" }
+        return out.split(separator: "\n").first { $0.contains("version") }.map(String.init) ?? "unknown version"
+    }
 
     static func versions(root: URL, tonearmd: String, withPeers: Bool) async -> [(String, String)] {
         func run(_ args: [String]) async -> String? {
