@@ -226,6 +226,9 @@ public enum SMFReader {
 enum FileBytes {
     struct Failure: Error { let message: String }
 
+    /// Real MIDI files are kilobytes; a huge file with a MIDI name is not read into memory.
+    static let limit = 64 * 1_048_576
+
     static func read(_ url: URL) throws(Failure) -> [UInt8] {
         let path = url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) // a FIFO must not block the open
@@ -234,6 +237,9 @@ enum FileBytes {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure(message: "cannot read \(path): \(String(cString: strerror(errno)))") }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "not a file: \(path)") }
+        guard info.st_size <= limit else {
+            throw Failure(message: "\(info.st_size / 1_048_576) MB is too large for a Standard MIDI File (the limit is \(limit / 1_048_576) MB)")
+        }
         var out = [UInt8](repeating: 0, count: Int(info.st_size))
         var done = 0
         while done < out.count {
