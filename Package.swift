@@ -54,6 +54,7 @@ let package = Package(
         .target(name: "LocalLibrary", dependencies: [
             "TonearmCore", "CTagLib",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/LocalLibrary"),
         .target(name: "MIDI", dependencies: [

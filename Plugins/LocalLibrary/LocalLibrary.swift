@@ -22,7 +22,7 @@ public final class LocalLibrary: SourcePlugin {
     private let subscribers = Mutex<[UInt64: AsyncStream<LibraryEvent>.Continuation]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
     private let watcher = Mutex<Watcher?>(nil)
-    private let scansRunning = Atomic<Int>(0)
+    let scansRunning = Atomic<Int>(0)
 
     /// Whether a scan (asked for, or started by the watcher) is running now.
     public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
@@ -90,7 +90,7 @@ public final class LocalLibrary: SourcePlugin {
         return stream
     }
 
-    private func emit(_ event: LibraryEvent) {
+    func emit(_ event: LibraryEvent) {
         subscribers.withLock { for c in $0.values { c.yield(event) } }
     }
 
@@ -104,203 +104,6 @@ public final class LocalLibrary: SourcePlugin {
             scanQueue.async {
                 continuation.resume(with: Result { try self.performScan(scopes: nil).summary })
             }
-        }
-    }
-
-    /// Rescans only `scopes` (folders inside the music folders, recursively); nil means everything.
-    /// Runs on the scan queue; the folders walked are watched afterwards when a watcher runs.
-    func performScan(scopes: [RawPath]?) throws -> (summary: ScanSummary, folders: [RawPath]) {
-        scansRunning.add(1, ordering: .relaxed)
-        defer { scansRunning.subtract(1, ordering: .relaxed) }
-        let started = ContinuousClock.now
-        var pairs: [(root: RawPath, musicFolder: RawPath)] = []
-        if let scopes {
-            for scope in scopes.sorted(by: { $0.bytes.count < $1.bytes.count }) {
-                guard let musicFolder = roots.first(where: { scope.isWithin($0) }) else { continue }
-                if pairs.contains(where: { scope.isWithin($0.root) }) { continue }
-                pairs.append((scope, musicFolder))
-            }
-        } else {
-            pairs = roots.map { ($0, $0) }
-        }
-        var walk = WalkResult()
-        for (root, musicFolder) in pairs {
-            if root == musicFolder, Walker.identity(root) == nil {
-                logger.warning("music folder not found or not a folder: \(root.string)")
-            }
-            Walker.walk(root, musicFolder: musicFolder, into: &walk)
-        }
-
-        struct Known: Sendable { var size: Int; var mtime: Int64; var signature: String }
-        let scopeRoots = pairs.map(\.root)
-        let (knownTracks, knownFailures, generation) = try database.write { db -> ([String: Known], [String: Known], Int) in
-            var tracks: [String: Known] = [:]
-            var failures: [String: Known] = [:]
-            for root in scopeRoots {
-                let rows = try Row.fetchCursor(db, sql: "SELECT uri, size, mtime, art_signature FROM tracks WHERE \(Index.withinClause)",
-                                               arguments: Index.withinArguments(root))
-                while let row = try rows.next() {
-                    tracks[row["uri"]] = Known(size: row["size"], mtime: row["mtime"], signature: row["art_signature"])
-                }
-                let failed = try Row.fetchCursor(db, sql: "SELECT uri, size, mtime FROM failures WHERE \(Index.withinClause)",
-                                                 arguments: Index.withinArguments(root))
-                while let row = try failed.next() {
-                    failures[row["uri"]] = Known(size: row["size"], mtime: row["mtime"], signature: "")
-                }
-            }
-            let generation = (try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0) + 1
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", arguments: [generation])
-            return (tracks, failures, generation)
-        }
-
-        var summary = ScanSummary()
-        var seen = Set<String>()
-        var toRead: [FoundFile] = []
-        for file in walk.files {
-            let uri = file.path.uri
-            guard seen.insert(uri).inserted else { continue }
-            if let known = knownTracks[uri], known.size == file.size, known.mtime == file.mtime,
-               known.signature == (file.folderImage?.signature ?? "") { continue }
-            if let known = knownFailures[uri], known.size == file.size, known.mtime == file.mtime {
-                summary.failed += 1
-                continue
-            }
-            toRead.append(file)
-        }
-        let walkFailures = walk.failures.map { (uri: $0.0.uri, path: $0.0.string, reason: $0.1) }
-        let walkFailureURIs = Set(walkFailures.map(\.uri))
-
-        // Read and write in batches, reading each batch on several threads.
-        let total = toRead.count
-        emit(.scanProgress(done: 0, total: total))
-        var lastProgress = ContinuousClock.now
-        var folderArt: [RawPath: String?] = [:]
-        let workers = max(2, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
-        let batchSize = 256
-        var done = 0
-        while done < total {
-            let batch = Array(toRead[done..<min(total, done + batchSize)])
-            let outcomes = Self.readConcurrently(batch, workers: workers)
-            var rows: [(FoundFile, TagReader.Outcome, String?)] = []
-            for (file, outcome) in zip(batch, outcomes) {
-                var art: String?
-                if case .tags(let tags) = outcome {
-                    if let picture = tags.picture, let url = try? artCache.store(picture) {
-                        art = url.absoluteString
-                    } else if let image = file.folderImage {
-                        if let cached = folderArt[image.path] {
-                            art = cached
-                        } else {
-                            let stored = storeFolderImage(image)
-                            folderArt[image.path] = stored
-                            art = stored
-                        }
-                    }
-                }
-                rows.append((file, outcome, art))
-            }
-            try database.write { db in
-                for (file, outcome, art) in rows {
-                    let uri = file.path.uri
-                    switch outcome {
-                    case .tags(let tags):
-                        try Self.writeTrack(db, file: file, tags: tags, artUrl: art, generation: generation,
-                                            exists: knownTracks[uri] != nil)
-                        try db.execute(sql: "DELETE FROM failures WHERE uri = ?", arguments: [uri])
-                    case .failure(let reason):
-                        try db.execute(sql: "INSERT OR REPLACE INTO failures (uri, path, reason, size, mtime) VALUES (?, ?, ?, ?, ?)",
-                                       arguments: [uri, file.path.string, reason, file.size, file.mtime])
-                        try db.execute(sql: "DELETE FROM tracks WHERE uri = ?", arguments: [uri])
-                    }
-                }
-            }
-            for (file, outcome, _) in rows {
-                let known = knownTracks[file.path.uri] != nil
-                switch outcome {
-                case .tags: if known { summary.updated += 1 } else { summary.added += 1 }
-                case .failure: summary.failed += 1; if known { summary.removed += 1 }
-                }
-            }
-            done += batch.count
-            let now = ContinuousClock.now
-            if now - lastProgress >= .milliseconds(100) || done == total {
-                lastProgress = now
-                emit(.scanProgress(done: done, total: total))
-            }
-        }
-
-        // Vanished files, and failures that no longer apply.
-        let vanished = knownTracks.keys.filter { !seen.contains($0) }
-        let staleFailures = knownFailures.keys.filter { !seen.contains($0) && !walkFailureURIs.contains($0) }
-        try database.write { db in
-            for uri in vanished { try db.execute(sql: "DELETE FROM tracks WHERE uri = ?", arguments: [uri]) }
-            for uri in staleFailures { try db.execute(sql: "DELETE FROM failures WHERE uri = ?", arguments: [uri]) }
-            for failure in walkFailures {
-                try db.execute(sql: "INSERT OR REPLACE INTO failures (uri, path, reason, size, mtime) VALUES (?, ?, ?, 0, 0)",
-                               arguments: [failure.uri, failure.path, failure.reason])
-            }
-        }
-        summary.removed += vanished.count
-        summary.failed += walkFailures.count
-
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        logger.info("library scan: \(walk.files.count) files seen, \(total) read in \(String(format: "%.2f", seconds)) s; added \(summary.added), updated \(summary.updated), removed \(summary.removed), failed \(summary.failed)")
-        emit(.scanFinished(summary))
-        if summary.added + summary.updated + summary.removed > 0 || !staleFailures.isEmpty || total > 0 { emit(.changed) }
-        return (summary, walk.folders)
-    }
-
-    private static func readConcurrently(_ files: [FoundFile], workers: Int) -> [TagReader.Outcome] {
-        let results = Mutex<[TagReader.Outcome?]>(Array(repeating: nil, count: files.count))
-        let next = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: min(workers, files.count)) { _ in
-            while true {
-                let i = next.add(1, ordering: .relaxed).oldValue
-                guard i < files.count else { return }
-                let outcome = TagReader.read(files[i].path, size: files[i].size)
-                results.withLock { $0[i] = outcome }
-            }
-        }
-        return results.withLock { $0.map { $0 ?? .failure("not read") } }
-    }
-
-    private func storeFolderImage(_ image: FolderImage) -> String? {
-        let fd = image.path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let bytes = FileBytes(fd: fd, size: min(image.size, 64 << 20)).read(0, min(image.size, 64 << 20))
-        guard !bytes.isEmpty else { return nil }
-        do {
-            return try artCache.store(bytes).absoluteString
-        } catch {
-            logger.warning("cannot store cover art from \(image.path.string): \(error)")
-            return nil
-        }
-    }
-
-    private static func writeTrack(_ db: Database, file: FoundFile, tags: FileTags, artUrl: String?, generation: Int,
-                                   exists: Bool) throws {
-        let albumArtist = tags.albumArtist ?? tags.artist
-        let path = file.path.string
-        let values: [(any DatabaseValueConvertible)?] = [
-            file.path.uri, path, file.size, file.mtime, file.folderImage?.signature ?? "",
-            tags.title, tags.artist, tags.album, albumArtist, tags.genre, tags.year, tags.trackNumber, tags.discNumber,
-            tags.duration, artUrl,
-            foldKey(tags.title), foldKey(tags.artist), foldKey(tags.album), foldKey(albumArtist), foldKey(tags.genre ?? ""),
-            foldKey(path), generation,
-        ]
-        let columns = ["uri", "path", "size", "mtime", "art_signature", "title", "artist", "album", "album_artist", "genre",
-                       "year", "track_number", "disc_number", "duration", "art_url", "title_key", "artist_key", "album_key",
-                       "album_artist_key", "genre_key", "path_key", "generation"]
-        if exists {
-            let sets = columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
-            try db.execute(sql: "UPDATE tracks SET \(sets) WHERE uri = ?",
-                           arguments: StatementArguments(Array(values.dropFirst()) + [file.path.uri]))
-        } else {
-            let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            try db.execute(sql: "INSERT INTO tracks (\(columns.joined(separator: ", "))) VALUES (\(marks))",
-                           arguments: StatementArguments(values))
         }
     }
 

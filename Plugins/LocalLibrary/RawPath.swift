@@ -48,21 +48,43 @@ struct RawPath: Hashable, Sendable, Comparable {
 
     /// file:// URI, every byte outside the unreserved set (and `/`) percent-encoded.
     var uri: String {
-        var out = "file://"
-        out.reserveCapacity(bytes.count + 16)
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"), UInt8(ascii: "/"):
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                out += "%"
-                out += String(b >> 4, radix: 16, uppercase: true)
-                out += String(b & 0xF, radix: 16, uppercase: true)
+        // Written straight into the string's storage, sized exactly (a scan keeps one for each file it sees).
+        let prefix: StaticString = "file://"
+        var length = prefix.utf8CodeUnitCount
+        for b in bytes { length += Self.isUnreserved(b) ? 1 : 3 }
+        return String(unsafeUninitializedCapacity: length) { out in
+            var n = 0
+            for i in 0..<prefix.utf8CodeUnitCount {
+                out[n] = prefix.utf8Start[i]
+                n += 1
             }
+            for b in bytes {
+                if Self.isUnreserved(b) {
+                    out[n] = b
+                    n += 1
+                } else {
+                    out[n] = UInt8(ascii: "%")
+                    out[n + 1] = Self.hexDigits[Int(b >> 4)]
+                    out[n + 2] = Self.hexDigits[Int(b & 0xF)]
+                    n += 3
+                }
+            }
+            return n
         }
-        return out
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    @inline(__always)
+    private static func isUnreserved(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: "~"), UInt8(ascii: "/"):
+            true
+        default:
+            false
+        }
     }
 
     func appending(_ name: [UInt8]) -> RawPath {

@@ -3,6 +3,8 @@ import Foundation
 /// A candidate audio file found by a walk.
 struct FoundFile: Sendable {
     var path: RawPath
+    /// `path.uri`, built once by the walk: a scan looks every file up by it several times.
+    var uri: String
     var size: Int
     /// Modification time in nanoseconds since the epoch.
     var mtime: Int64
@@ -59,6 +61,15 @@ enum Walker {
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
+    /// `fstatat` of `name` in the open folder `folderFD`.
+    private static func statEntry(_ name: [UInt8], in folderFD: Int32, _ info: inout stat, followingLinks: Bool) -> Int32 {
+        var zero = name
+        zero.append(0)
+        return zero.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { fstatat(folderFD, $0.baseAddress!, &info, followingLinks ? 0 : AT_SYMLINK_NOFOLLOW) }
+        }
+    }
+
     private static func walkFolder(_ folder: RawPath, identity: Identity, ancestors: inout [Identity: RawPath],
                                    visited: inout Set<Identity>, into result: inout WalkResult) {
         visited.insert(identity)
@@ -77,7 +88,8 @@ enum Walker {
             if name.isEmpty || name.first == UInt8(ascii: ".") { continue }
             names.append((name, entry.pointee.d_type))
         }
-        closedir(dir)
+        // Entries are looked at relative to the open folder: the kernel then resolves one name, not the whole path.
+        let folderFD = dirfd(dir)
         names.sort { $0.name.lexicographicallyPrecedes($1.name) }
 
         var files: [FoundFile] = []
@@ -92,11 +104,12 @@ enum Walker {
             // Regular files with other names need no stat.
             if type == UInt8(DT_REG), !isAudio, imageRank == nil { continue }
             var info = stat()
-            guard path.withCString({ stat($0, &info) }) == 0 else {
+            guard Self.statEntry(name, in: folderFD, &info, followingLinks: true) == 0 else {
                 if isAudio {
                     let reason = String(cString: strerror(errno))
                     var link = stat()
-                    let dangling = path.withCString { lstat($0, &link) } == 0 && (link.st_mode & S_IFMT) == S_IFLNK
+                    let dangling = Self.statEntry(name, in: folderFD, &link, followingLinks: false) == 0
+                        && (link.st_mode & S_IFMT) == S_IFLNK
                     result.failures.append((path, dangling ? "broken symbolic link" : "cannot read: \(reason)"))
                 }
                 continue
@@ -113,7 +126,7 @@ enum Walker {
             } else if mode == S_IFREG {
                 let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
                 if isAudio {
-                    files.append(FoundFile(path: path, size: Int(info.st_size), mtime: mtime))
+                    files.append(FoundFile(path: path, uri: path.uri, size: Int(info.st_size), mtime: mtime))
                 } else if let rank = imageRank, info.st_size > 0, rank < (image?.rank ?? Int.max) {
                     image = (rank, FolderImage(path: path, size: Int(info.st_size), mtime: mtime))
                 }
@@ -121,6 +134,7 @@ enum Walker {
         }
         for i in files.indices { files[i].folderImage = image?.image }
         result.files += files
+        closedir(dir)
         for (path, id) in subfolders where !visited.contains(id) {
             walkFolder(path, identity: id, ancestors: &ancestors, visited: &visited, into: &result)
         }

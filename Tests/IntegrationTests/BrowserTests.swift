@@ -57,7 +57,7 @@ import Testing
             guard case .structure(let fields) = value.unwrapped else { return nil }
             return fields.compactMap(\.stringValue)
         }
-        #expect(roots == [["library", "Music library"]])
+        #expect(roots == [["library", "Music library"], ["midi", "MIDI files"]])
 
         try await d.waitFor("the initial scan") {
             let top = try await Self.list(d, "library", "").filter { $0["folder"]?.boolValue == false }
