@@ -11,6 +11,37 @@ public enum MediaProbe {
     }
 
     public static func probe(uri: String, timeout: Duration) throws -> (duration: Int64?, tags: StreamTags) {
+        try discover(uri: uri, timeout: timeout) { info, _ in
+            let d = gst_discoverer_info_get_duration(info)
+            let duration: Int64? = (d == tn_clock_time_none() || d == 0) ? nil : Int64(d)
+            var tags = StreamTags()
+            if let list = gst_discoverer_info_get_tags(info) {
+                tags = GStreamer.streamTags(list)
+            }
+            return (duration, tags)
+        }
+    }
+
+    /// The caps of the first audio stream, as text ("audio/x-vorbis, channels=(int)2, …").
+    public static func audioCaps(uri: String, timeout: Duration = defaultTimeout) throws(PlaybackError) -> String {
+        do {
+            return try discover(uri: uri, timeout: timeout) { _, stream in
+                guard let caps = gst_discoverer_stream_info_get_caps(stream) else { return "" }
+                defer { gst_caps_unref(caps) }
+                guard let text = gst_caps_to_string(caps) else { return "" }
+                defer { g_free(text) }
+                return String(cString: text)
+            }
+        } catch let error as PlaybackError {
+            throw error
+        } catch {
+            throw PlaybackError(domain: "core", code: 0, message: "\(error)", debug: uri)
+        }
+    }
+
+    /// Runs the discoverer on `uri` and hands its result and first audio stream to `body`.
+    private static func discover<T>(uri: String, timeout: Duration,
+                                    _ body: (OpaquePointer, OpaquePointer) -> T) throws -> T {
         GStreamer.ensureInitialized()
         if let problem = PipelineBridge.precheck(uri) { throw problem }
         let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
@@ -40,17 +71,10 @@ public enum MediaProbe {
             throw GStreamer.consume(error, fallback: "could not read \(uri)")
         }
         guard let info else { throw PlaybackError(domain: "core", code: 0, message: "no result", debug: uri) }
-        let audio = gst_discoverer_info_get_audio_streams(info)
-        guard let audio else {
+        guard let audio = gst_discoverer_info_get_audio_streams(info), let first = audio.pointee.data else {
             throw PlaybackError(domain: "stream", code: 6, message: "The file has no audio stream.", debug: uri)
         }
-        gst_discoverer_stream_info_list_free(audio)
-        let d = gst_discoverer_info_get_duration(info)
-        let duration: Int64? = (d == tn_clock_time_none() || d == 0) ? nil : Int64(d)
-        var tags = StreamTags()
-        if let list = gst_discoverer_info_get_tags(info) {
-            tags = GStreamer.streamTags(list)
-        }
-        return (duration, tags)
+        defer { gst_discoverer_stream_info_list_free(audio) }
+        return body(info, OpaquePointer(first))
     }
 }

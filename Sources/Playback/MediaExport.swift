@@ -1,0 +1,174 @@
+import CGStreamer
+import Foundation
+import Synchronization
+
+/// Writes a copy of a media file in another form, through a GStreamer pipeline of its own (never the player's):
+/// the same audio stream in the container that fits it (passthrough), or re-encoded (transcode). Tags and cover
+/// art travel as tag events. Blocking: run it off the cooperative pool.
+public enum MediaExport {
+    /// What to write.
+    public enum Mode: Sendable, Equatable, CustomStringConvertible {
+        /// The stream as it is, in the container that fits it.
+        case passthrough
+        /// Re-encoded to one of `Format`.
+        case transcode(Format)
+
+        public var description: String {
+            switch self {
+            case .passthrough: "passthrough"
+            case .transcode(let f): f.rawValue
+            }
+        }
+    }
+
+    /// Transcode targets, by file extension.
+    public enum Format: String, Sendable, CaseIterable {
+        case m4a, ogg, opus, flac, mp3
+
+        /// Encoder and container, after `audioconvert ! audioresample`.
+        var chain: String {
+            switch self {
+            case .m4a: "voaacenc bitrate=192000 ! mp4mux"
+            case .ogg: "vorbisenc quality=0.6 ! oggmux"
+            case .opus: "audioresample ! audio/x-raw,rate=48000 ! opusenc bitrate=160000 ! oggmux"
+            case .flac: "flacenc"
+            case .mp3: "lamemp3enc target=quality quality=2 ! xingmux ! id3v2mux"
+            }
+        }
+    }
+
+    /// How the stream of a passthrough export is written: the elements after parsebin, and the extension.
+    public struct Plan: Sendable, Equatable {
+        public var chain: String
+        public var fileExtension: String
+    }
+
+    /// The passthrough plan for a stream with these caps (as `MediaProbe.audioCaps` gives them).
+    public static func passthroughPlan(caps: String) throws(PlaybackError) -> Plan {
+        let name = caps.split(separator: ",", maxSplits: 1).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        func field(_ key: String) -> String? {
+            guard let range = caps.range(of: key + "=") else { return nil }
+            var value = caps[range.upperBound...].prefix { $0 != "," && $0 != ";" }
+            if let close = value.firstIndex(of: ")") { value = value[value.index(after: close)...] }
+            return value.trimmingCharacters(in: .whitespaces)
+        }
+        switch name {
+        case "audio/mpeg" where field("mpegversion") == "1":
+            return Plan(chain: "mpegaudioparse ! id3v2mux", fileExtension: "mp3")
+        case "audio/mpeg" where field("mpegversion") == "4" || field("mpegversion") == "2":
+            return Plan(chain: "aacparse ! mp4mux", fileExtension: "m4a")
+        case "audio/x-alac":
+            return Plan(chain: "mp4mux", fileExtension: "m4a")
+        case "audio/x-vorbis":
+            return Plan(chain: "oggmux", fileExtension: "ogg")
+        case "audio/x-opus":
+            return Plan(chain: "oggmux", fileExtension: "opus")
+        case "audio/x-flac":
+            return Plan(chain: "flacparse ! flactag", fileExtension: "flac")
+        case "audio/x-wav":
+            // The discoverer names the container for PCM (and a-law, µ-law) in WAV; wavenc takes what wavparse gives.
+            return Plan(chain: "wavenc", fileExtension: "wav")
+        case "audio/x-aiff":
+            return Plan(chain: "aiffmux", fileExtension: "aiff")
+        case "audio/x-raw":
+            let format = field("format") ?? ""
+            if format.hasSuffix("BE") { return Plan(chain: "aiffmux", fileExtension: "aiff") }
+            return Plan(chain: "wavenc", fileExtension: "wav")
+        default:
+            throw PlaybackError(domain: "stream", code: 6,
+                                message: "no container takes a \(name.isEmpty ? "stream of unknown type" : name) stream as it is; export it with a transcode mode",
+                                debug: caps)
+        }
+    }
+
+    /// Something that says stop: set it from any thread.
+    public final class Cancellation: Sendable {
+        private let flag = Atomic<Bool>(false)
+        public init() {}
+        public func cancel() { flag.store(true, ordering: .relaxed) }
+        public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    }
+
+    /// Writes `source` (a file path) to `destination` in `mode`. `progress` gets 0…1 now and then (on this thread).
+    /// On failure or cancellation the destination may hold a partial file: the caller writes to a temporary name.
+    public static func run(source: String, destination: String, mode: Mode, cancellation: Cancellation,
+                           progress: (Double) -> Void) throws(PlaybackError) {
+        GStreamer.ensureInitialized()
+        let description: String
+        switch mode {
+        case .passthrough:
+            // WAV and AIFF are known from their first bytes; the discoverer names the stream of anything else.
+            let container = typefind(source)
+            let caps = ["audio/x-wav", "audio/x-aiff"].contains(container) ? container!
+                : try MediaProbe.audioCaps(uri: URL(fileURLWithPath: source).absoluteString, timeout: .seconds(30))
+            description = "filesrc name=source ! parsebin ! \(try passthroughPlan(caps: caps).chain) ! filesink name=sink"
+        case .transcode(let format):
+            description = "uridecodebin name=decode ! audioconvert ! audioresample ! \(format.chain) ! filesink name=sink"
+        }
+        var error: UnsafeMutablePointer<GError>?
+        guard let pipeline = gst_parse_launch_full(description, nil, GST_PARSE_FLAG_FATAL_ERRORS, &error) else {
+            throw GStreamer.consume(error, fallback: "cannot build the export pipeline '\(description)'")
+        }
+        if let error { g_error_free(error) }
+        _ = gst_object_ref_sink(pipeline)
+        defer {
+            _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+            gst_object_unref(pipeline)
+        }
+        let bin = tn_bin(pipeline)
+        if let sink = gst_bin_get_by_name(bin, "sink") {
+            tn_object_set_string(sink, "location", destination)
+            gst_object_unref(sink)
+        }
+        if let src = gst_bin_get_by_name(bin, "source") {
+            tn_object_set_string(src, "location", source)
+            gst_object_unref(src)
+        }
+        if let decode = gst_bin_get_by_name(bin, "decode") {
+            tn_object_set_string(decode, "uri", URL(fileURLWithPath: source).absoluteString)
+            gst_object_unref(decode)
+        }
+        guard gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
+            throw firstError(pipeline) ?? PlaybackError(domain: "core", code: 0, message: "the export pipeline would not start", debug: description)
+        }
+        guard let bus = gst_element_get_bus(pipeline) else {
+            throw PlaybackError(domain: "core", code: 0, message: "the export pipeline has no bus", debug: nil)
+        }
+        defer { gst_object_unref(bus) }
+        let wanted = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
+        progress(0)
+        while true {
+            if cancellation.isCancelled {
+                throw PlaybackError(domain: "core", code: 0, message: "the export was cancelled", debug: nil)
+            }
+            if let message = gst_bus_timed_pop_filtered(bus, 100 * tn_msecond(), wanted) {
+                defer { gst_message_unref(message) }
+                if message.pointee.type == GST_MESSAGE_EOS { break }
+                throw GStreamer.parseError(message)
+            }
+            var position: gint64 = 0
+            var duration: gint64 = 0
+            if gst_element_query_position(pipeline, GST_FORMAT_TIME, &position) != 0,
+               gst_element_query_duration(pipeline, GST_FORMAT_TIME, &duration) != 0, duration > 0 {
+                progress(min(1, max(0, Double(position) / Double(duration))))
+            }
+        }
+        progress(1)
+    }
+
+    /// The media type GStreamer's typefinders give the file's first bytes.
+    static func typefind(_ path: String) -> String? {
+        var probability: guint = 0
+        guard let name = tn_typefind_file(path, 4096, &probability) else { return nil }
+        defer { g_free(name) }
+        return String(cString: name)
+    }
+
+    private static func firstError(_ pipeline: UnsafeMutablePointer<GstElement>) -> PlaybackError? {
+        guard let bus = gst_element_get_bus(pipeline) else { return nil }
+        defer { gst_object_unref(bus) }
+        guard let message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) else { return nil }
+        defer { gst_message_unref(message) }
+        return GStreamer.parseError(message)
+    }
+}
