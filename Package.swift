@@ -39,11 +39,11 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore", "LocalLibrary",
+            "DBus", "TonearmCore", "LocalLibrary", "ReceivedShares",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "DBus", "LocalLibrary", "MIDI",
+            "MPRIS", "TonearmCore", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -61,6 +61,10 @@ let package = Package(
             "TonearmCore",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/MIDI"),
+        .target(name: "ReceivedShares", dependencies: [
+            "TonearmCore", "Playback",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Plugins/ReceivedShares"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -74,7 +78,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "TestSupport"]),
+        .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

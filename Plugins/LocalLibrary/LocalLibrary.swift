@@ -107,6 +107,19 @@ public final class LocalLibrary: SourcePlugin {
         }
     }
 
+    /// Brings a file that just arrived (a received share) into the index now, by rescanning its folder.
+    public func index(_ file: URL) async {
+        guard let folder = RawPath(fileURL: file.deletingLastPathComponent().standardizedFileURL) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            scanQueue.async {
+                do { _ = try self.performScan(scopes: [folder]) } catch {
+                    self.logger.error("cannot index \(file.path): \(error)")
+                }
+                continuation.resume()
+            }
+        }
+    }
+
     // MARK: Watching
 
     /// Watches every music folder (and each folder below) with inotify; changes are collected for about half a

@@ -7,12 +7,15 @@ public struct DBusMatchRule: Sendable, Equatable {
     public var path: String?
     public var interface: String?
     public var member: String?
+    /// The first argument, when it is a string (PropertiesChanged's interface name, say).
+    public var arg0: String?
 
-    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil) {
+    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil, arg0: String? = nil) {
         self.sender = sender
         self.path = path
         self.interface = interface
         self.member = member
+        self.arg0 = arg0
     }
 
     /// The rule as given to the bus's `AddMatch`, e.g. `type='signal',sender='…',member='…'`.
@@ -22,6 +25,7 @@ public struct DBusMatchRule: Sendable, Equatable {
         if let path { parts.append("path=" + Self.quote(path)) }
         if let interface { parts.append("interface=" + Self.quote(interface)) }
         if let member { parts.append("member=" + Self.quote(member)) }
+        if let arg0 { parts.append("arg0=" + Self.quote(arg0)) }
         return parts.joined(separator: ",")
     }
 
@@ -36,6 +40,7 @@ public struct DBusMatchRule: Sendable, Equatable {
         if let path, signal.path != path { return false }
         if let interface, signal.interface != interface { return false }
         if let member, signal.member != member { return false }
+        if let arg0, signal.arguments.first?.stringValue != arg0 { return false }
         return true
     }
 }

@@ -261,5 +261,71 @@ public enum InterfaceXML {
   </interface>
 </node>
 """#,
+        "org.tonearm.Shares1": #"""
+<node>
+  <!-- Music that arrives from other devices, and tracks sent out. Files dropped into an inbox folder (KDE Connect,
+       Warpinator, Bluetooth, a browser) are taken once complete (closed after writing or renamed in, then the same
+       size for a moment, with no partial-download name such as .part or .crdownload and no writer holding them;
+       a KDE Connect shareReceived or BlueZ obexd transfer "complete" takes them at once), checked by content,
+       and moved into the Received folder of the library under a name that replaces nothing; byte-identical
+       files are stored once. Rejected files go to the Rejected folder beside a text file with the reason.
+       Nothing a user sent is deleted.
+       Errors: org.tonearm.Error.NoSuchFile, NoSuchFolder, NotWritable, InvalidArgs (an unknown mode, a relative
+       folder), UnsupportedType (a stream that cannot be passed through, a file that is not audio),
+       UnsupportedScheme, NoSuchTrack, NoSuchExport. -->
+  <interface name="org.tonearm.Shares1">
+    <!-- "Open with": checks each URI (or absolute path) by content and plays the playable ones now, as one batch
+         after the current track, the first one started. Refused lists (uri, reason) for the others, which are
+         also signalled as org.tonearm.Player1.TrackFailed. MPRIS OpenUri takes the same path. -->
+    <method name="Open">
+      <arg name="Uris" type="as" direction="in"/>
+      <arg name="TrackIds" type="ao" direction="out"/>
+      <arg name="Refused" type="a(ss)" direction="out"/>
+    </method>
+    <!-- Starts writing a copy of a track into Folder (absolute, existing) and returns an id at once.
+         TrackOrUri: a track id of the queue (/org/tonearm/track/N), a file:// URI or an absolute path.
+         Mode: "passthrough" (or ""): the audio as it is, in the container that fits its stream
+         (little-endian PCM .wav, big-endian PCM .aiff, MP3 .mp3, AAC/ALAC .m4a, Vorbis .ogg, Opus .opus,
+         FLAC .flac, MIDI .mid); or a transcode target: "m4a", "ogg", "opus", "flac", "mp3" (also written
+         "transcode:ogg"). Tags and cover art are carried over. The file is named after the source, made free
+         with " (2)", " (3)"…, and appears only when complete: a failed or cancelled export leaves nothing. -->
+    <method name="Export">
+      <arg name="TrackOrUri" type="s" direction="in"/>
+      <arg name="Folder" type="s" direction="in"/>
+      <arg name="Mode" type="s" direction="in"/>
+      <arg name="Id" type="s" direction="out"/>
+    </method>
+    <!-- Stops an export; its ExportFinished follows with org.tonearm.Error.Cancelled. -->
+    <method name="CancelExport">
+      <arg name="Id" type="s" direction="in"/>
+    </method>
+    <!-- The inbox folders watched. -->
+    <property name="Inboxes" type="as" access="read"/>
+    <!-- A file was accepted (or was already in the library, byte for byte): its URI in the library and its
+         metadata (xesam:title, xesam:artist, xesam:album, mpris:length, mpris:artUrl, xesam:url). -->
+    <signal name="Received">
+      <arg name="Uri" type="s"/>
+      <arg name="Metadata" type="a{sv}"/>
+    </signal>
+    <!-- A file was refused: where it is now (in the Rejected folder) and why. -->
+    <signal name="Rejected">
+      <arg name="Path" type="s"/>
+      <arg name="Reason" type="s"/>
+    </signal>
+    <!-- How far an export is, 0 to 1. -->
+    <signal name="ExportProgress">
+      <arg name="Id" type="s"/>
+      <arg name="Fraction" type="d"/>
+    </signal>
+    <!-- An export ended: Path of the new file, or "" with the D-Bus error name and message of what went wrong. -->
+    <signal name="ExportFinished">
+      <arg name="Id" type="s"/>
+      <arg name="Path" type="s"/>
+      <arg name="Error" type="s"/>
+      <arg name="Message" type="s"/>
+    </signal>
+  </interface>
+</node>
+"""#,
     ]
 }

@@ -3,6 +3,7 @@ import Foundation
 import LocalLibrary
 import Logging
 import Playback
+import ReceivedShares
 import TonearmCore
 
 /// Tonearm's face on the bus: exports the MPRIS and org.tonearm interfaces over the player
@@ -18,14 +19,17 @@ public final class MPRISService: Sendable {
     let library: LocalLibrary?
     /// Subscribed at init, so a scan that starts before `run` loses no event.
     let libraryEvents: AsyncStream<LibraryEvent>?
+    let shares: ReceivedShares?
     let logger: Logger
 
     /// `browsables`: sources with folders besides the library (which is browsable itself).
     public init(connection: DBusConnection, player: Player, library: LocalLibrary?, browsables: [any BrowsableSource] = [],
+                shares: ReceivedShares? = nil,
                 logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
         self.library = library
+        self.shares = shares
         self.libraryEvents = library?.events
         self.logger = logger
         var handlers: [any DBusInterfaceHandler] = [
@@ -36,6 +40,7 @@ public final class MPRISService: Sendable {
         ]
         if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
         handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables, player: player))
+        if let shares { handlers.append(SharesInterface(shares: shares, player: player)) }
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 
@@ -62,7 +67,13 @@ public final class MPRISService: Sendable {
     /// Forwards player events to the bus until the player shuts down.
     public func run() async {
         let libraryForwarding = forwardLibraryEvents()
-        defer { libraryForwarding?.cancel() }
+        let sharesForwarding = shares.map { SharesInterface.forward($0, on: connection, path: Self.objectPath) }
+        let senders = await shares.asyncMap { await SharesInterface.listenToSenders($0, on: connection) } ?? nil
+        defer {
+            libraryForwarding?.cancel()
+            sharesForwarding?.cancel()
+            senders?.cancel()
+        }
         var sent: [String: DBusValue] = [:]
         var sentTracks: [TrackID]?
         let path = Self.objectPath
@@ -106,5 +117,13 @@ public final class MPRISService: Sendable {
                                                  changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
             }
         }
+    }
+}
+
+extension Optional {
+    /// `map` with an async transform.
+    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let value = self else { return nil }
+        return await transform(value)
     }
 }

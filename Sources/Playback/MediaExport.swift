@@ -157,7 +157,7 @@ public enum MediaExport {
     }
 
     /// The media type GStreamer's typefinders give the file's first bytes.
-    static func typefind(_ path: String) -> String? {
+    public static func typefind(_ path: String) -> String? {
         var probability: guint = 0
         guard let name = tn_typefind_file(path, 4096, &probability) else { return nil }
         defer { g_free(name) }

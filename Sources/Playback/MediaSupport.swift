@@ -19,6 +19,7 @@ public enum MediaSupport {
         "audio/midi": ["audio/x-midi"],
         "audio/x-m4a": ["audio/mp4", "audio/m4a", "audio/aac"],
         "audio/x-aiff": ["audio/aiff"],
+        "audio/x-opus": ["audio/opus"],
     ]
 
     /// Decodable MIME types: sink caps of decoders, demuxers and parsers, audio-relevant only

@@ -185,12 +185,33 @@ public actor Player {
 
     /// Opens a URI: it joins the queue after the current track and plays now, even from Stopped.
     @discardableResult
+    /// MPRIS OpenUri: one file through `open`; throws when it cannot be played.
     public func openURI(_ uri: String) async throws -> TrackID {
-        let (_, plugin) = try await resolve(uri)
-        if let url = URL(string: uri) { try await plugin.verify(url) }
-        let ids = try await add([uri], at: .afterCurrent)
-        goTo(ids[0])
-        return ids[0]
+        let (ids, refused) = await open([uri])
+        if let first = ids.first { return first }
+        throw refused.first?.error ?? TonearmError("UnsupportedType", "cannot play \(uri)")
+    }
+
+    /// "Open with": checks each URI by content, puts the playable ones right after the current track as one batch
+    /// and plays the first; each one refused is reported (TrackFailed with NoTrack) and returned with its reason.
+    public func open(_ uris: [String]) async -> (ids: [TrackID], refused: [(uri: String, error: TonearmError)]) {
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        var refused: [(uri: String, error: TonearmError)] = []
+        for uri in uris {
+            do {
+                let (metadata, plugin) = try await resolve(uri)
+                if let url = URL(string: metadata.url) { try await plugin.verify(url) }
+                resolved.append((metadata, plugin))
+            } catch {
+                let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(uri): \(error)")
+                logger.error("cannot open \(uri): \(reason.message)")
+                eventSink.yield(.trackFailed(.noTrack, uri: uri, error: reason))
+                refused.append((uri, reason))
+            }
+        }
+        let ids = insert(resolved, at: .afterCurrent)
+        if let first = ids.first { goTo(first) }
+        return (ids, refused)
     }
 
     public func goTo(_ id: TrackID) {

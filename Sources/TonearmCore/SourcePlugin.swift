@@ -53,6 +53,13 @@ public struct PluginContext: Sendable {
         try await player.add(uris, at: position)
     }
 
+    /// Plays URIs now, as "Open with" does: checked by content, put after the current track, the first played.
+    public func open(_ uris: [String]) async throws -> [TrackID] {
+        let (ids, refused) = await player.open(uris)
+        if ids.isEmpty, let first = refused.first { throw first.error }
+        return ids
+    }
+
     /// Replaces the queue with URIs and plays the first one.
     public func playNow(_ uris: [String]) async throws -> [TrackID] {
         try await player.replaceQueue(uris, play: true)

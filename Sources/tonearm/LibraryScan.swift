@@ -135,13 +135,18 @@ enum ScanBar {
             return FollowLine.truncate(done > 0 ? "\(head)…  \(done) files" : "\(head)…", to: room)
         }
         let fraction = min(1, Double(done) / Double(total))
-        let counts = "\(done)/\(total)  \(Int((fraction * 100).rounded(.down)))%"
+        return render(head, fraction: fraction, counts: "\(done)/\(total)  \(Int((fraction * 100).rounded(.down)))%", columns: columns)
+    }
+
+    /// `HEAD  [#####-----]  COUNTS`, the bar narrowed (or dropped) to fit `columns` minus two.
+    static func render(_ head: String, fraction: Double, counts: String, columns: Int) -> String {
+        let room = max(columns - 2, 1)
         var width = barWidth
         while width > minimumBarWidth, head.count + 2 + width + 2 + 2 + counts.count > room { width -= 1 }
         if head.count + 2 + width + 2 + 2 + counts.count > room {
             return FollowLine.truncate(head + "  " + counts, to: room)
         }
-        let filled = min(width, Int((fraction * Double(width)).rounded(.down)))
+        let filled = min(width, Int((min(1, max(0, fraction)) * Double(width)).rounded(.down)))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         return head + "  " + bar + "  " + counts
     }

@@ -24,6 +24,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Information", subcommands: [Status.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
+            CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self]),
         ]
     )
 

@@ -6,6 +6,7 @@ import Logging
 import MIDI
 import MPRIS
 import Playback
+import ReceivedShares
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -81,6 +82,12 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
+        let sharesSettings: SharesSettings
+        do {
+            sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
 
@@ -107,8 +114,11 @@ struct Tonearmd: AsyncParsableCommand {
                             artCache: artCache, tickInterval: settings.tickInterval)
         await player.start()
 
+        let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, logger: Logger(label: "tonearm.shares")) { file in
+            await library.index(file)
+        }
         let shutdown = Shutdown(player: player)
-        let service = MPRISService(connection: bus.connection, player: player, library: library, browsables: [midi]) {
+        let service = MPRISService(connection: bus.connection, player: player, library: library, browsables: [midi], shares: shares) {
             await shutdown.run()
         }
         shutdown.installSignalHandlers()
@@ -119,6 +129,13 @@ struct Tonearmd: AsyncParsableCommand {
         try? await midi.start(PluginContext(pluginName: midi.name, config: settings.pluginSections["midi"] ?? [:],
                                             storageFolder: dirs.dataFolder.appendingPathComponent(midi.name),
                                             logger: Logger(label: "tonearm.midi"), player: player))
+        do {
+            try await shares.start(PluginContext(pluginName: shares.name, config: settings.pluginSections["shares"] ?? [:],
+                                                 storageFolder: dirs.dataFolder.appendingPathComponent(shares.name),
+                                                 logger: Logger(label: "tonearm.shares"), player: player))
+        } catch {
+            logger.error("received shares: \(error)")
+        }
         Task {
             // Scanning and watching run on the library's own threads, off the player's path, from the start
             // (the bus face has already subscribed to its events).

@@ -1,0 +1,99 @@
+import DBus
+import Foundation
+import ReceivedShares
+import TonearmCore
+
+/// org.tonearm.Shares1 over the ReceivedShares plugin's Swift API, and "Open with" over the player.
+struct SharesInterface: DBusInterfaceHandler {
+    static let name = "org.tonearm.Shares1"
+    let interface = contract(SharesInterface.name)
+    let shares: ReceivedShares
+    let player: Player
+
+    func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        try await bridged(otherwise: "org.tonearm.Error.SharesFailed") {
+            switch method {
+            case "Open":
+                let uris = a[0].arrayValue?.compactMap(\.stringValue) ?? []
+                let (ids, refused) = await player.open(uris)
+                return [.objectPathArray(ids.map(\.path)),
+                        .array(element: "(ss)", refused.map { .structure([.string($0.uri), .string($0.error.message)]) })]
+            case "Export":
+                let what = a[0].stringValue ?? ""
+                var uri = what
+                if what.hasPrefix("/org/") {
+                    guard let track = await player.track(TrackID(path: what)) else { throw TonearmError.noSuchTrack(what) }
+                    uri = track.uri
+                }
+                let id = try await shares.export(uri: uri, folder: a[1].stringValue ?? "", mode: a[2].stringValue ?? "")
+                return [.string(id)]
+            case "CancelExport":
+                let id = a[0].stringValue ?? ""
+                guard shares.cancelExport(id) else { throw TonearmError("NoSuchExport", "no export running with id \"\(id)\"") }
+                return []
+            default:
+                throw DBusError.unknownMethod(method)
+            }
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        guard property == "Inboxes" else { throw DBusError.unknownProperty(property) }
+        return .stringArray(shares.settings.inboxes.map(\.path))
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        throw DBusError.unknownProperty(property)
+    }
+
+    /// Turns the plugin's events into Shares1 signals.
+    static func forward(_ shares: ReceivedShares, on connection: DBusConnection, path: String) -> Task<Void, Never> {
+        Task {
+            for await event in shares.events {
+                let (member, arguments): (String, [DBusValue])
+                switch event {
+                case .received(let uri, let metadata):
+                    var encoded = MetadataEncoding.encode(Track(id: .noTrack, metadata: metadata)).vardictValue ?? [:]
+                    encoded["mpris:trackid"] = nil
+                    (member, arguments) = ("Received", [.string(uri), .vardict(encoded)])
+                case .rejected(let file, let reason):
+                    (member, arguments) = ("Rejected", [.string(file), .string(reason)])
+                case .exportProgress(let id, let fraction):
+                    (member, arguments) = ("ExportProgress", [.string(id), .double(fraction)])
+                case .exportFinished(let id, let file, let error):
+                    (member, arguments) = ("ExportFinished", [.string(id), .string(file ?? ""), .string(error?.name ?? ""),
+                                                              .string(error?.message ?? "")])
+                }
+                connection.emitSignal(path: path, interface: name, member: member, arguments: arguments)
+            }
+        }
+    }
+
+    /// Listens for senders that announce a finished transfer on the session bus: KDE Connect's share plugin
+    /// (`shareReceived(url)`) and BlueZ obexd (`org.bluez.obex.Transfer1` Status "complete", then its Filename).
+    static func listenToSenders(_ shares: ReceivedShares, on connection: DBusConnection) async -> Task<Void, Never>? {
+        guard let kde = try? await connection.subscribe(DBusMatchRule(interface: "org.kde.kdeconnect.device.share", member: "shareReceived")),
+              let obex = try? await connection.subscribe(DBusMatchRule(interface: "org.freedesktop.DBus.Properties",
+                                                                       member: "PropertiesChanged", arg0: "org.bluez.obex.Transfer1"))
+        else { return nil }
+        return Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await signal in kde {
+                        guard let text = signal.arguments.first?.stringValue else { continue }
+                        let path = text.hasPrefix("/") ? text : (URL(string: text)?.isFileURL == true ? URL(string: text)!.path : nil)
+                        if let path { shares.senderFinished(path) }
+                    }
+                }
+                group.addTask {
+                    for await signal in obex {
+                        guard signal.arguments.count >= 2, signal.arguments[1].vardictValue?["Status"]?.stringValue == "complete" else { continue }
+                        let filename = try? await connection.getProperty(destination: signal.sender, path: signal.path,
+                                                                          interface: "org.bluez.obex.Transfer1", name: "Filename")
+                        if let path = filename?.stringValue { shares.senderFinished(path) }
+                    }
+                }
+            }
+        }
+    }
+}
