@@ -120,6 +120,7 @@ public final class ReceivedShares: SourcePlugin {
 
     private func reject(_ path: String, name: String, reason: String) -> Outcome {
         let folder = settings.rejected.path
+        if settings.keep == .copy, Self.alreadyNoted(path, in: folder, name: name) { return .rejected(path, reason) }
         do {
             let kept = settings.keep == .move ? try FileTransfer.transfer(path, into: folder, name: name, move: true) : path
             let note = "Tonearm did not add this file to the library.\nFile: \(path)\nReason: \(reason)\nDate: \(Date())\n"
@@ -130,6 +131,12 @@ public final class ReceivedShares: SourcePlugin {
             logger.error("cannot set \(path) aside: \(error) (it was rejected: \(reason))")
             return .rejected(path, reason)
         }
+    }
+
+    /// In copy mode a rejected file stays in the inbox; its note from an earlier run is not written again.
+    static func alreadyNoted(_ path: String, in folder: String, name: String) -> Bool {
+        FileTransfer.candidates(name + ".reason.txt", in: folder).prefix(100).prefix { FileManager.default.fileExists(atPath: $0) }
+            .contains { (try? String(contentsOfFile: $0, encoding: .utf8))?.contains("File: \(path)\n") == true }
     }
 
     /// A file in Received with the same bytes.
@@ -156,9 +163,13 @@ public final class ReceivedShares: SourcePlugin {
     /// (a truncated file stops short of its announced length).
     static func accept(_ path: String) throws -> (duration: Int64?, tags: StreamTags) {
         let uri = URL(fileURLWithPath: path).absoluteString
+        if let reason = Truncation.reason(path) {
+            throw PlaybackError(domain: "stream", code: 7, message: reason, debug: uri)
+        }
         let probed = try MediaProbe.probe(uri: uri, timeout: .seconds(30))
         let decoded = try DecodeCheck.decodedLength(uri: uri)
-        if let announced = probed.duration, announced > 1_000_000_000, decoded < announced - 500_000_000 {
+        // A quarter second (or 2 %) of slack for containers whose length is an estimate.
+        if let announced = probed.duration, decoded + max(250_000_000, announced / 50) < announced {
             throw PlaybackError(domain: "stream", code: 7, message: String(
                 format: "truncated: it decodes to %.1f s of the %.1f s it announces", Double(decoded) / 1e9, Double(announced) / 1e9),
                 debug: uri)
