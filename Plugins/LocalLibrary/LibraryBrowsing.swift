@@ -35,7 +35,7 @@ extension LocalLibrary: BrowsableSource {
             let resolved = try Browse.resolve(path, under: URL(fileURLWithPath: musicFolder.string))
             return (resolved, try Browse.diskEntries(of: resolved))
         }
-        var entries = disk.filter(\.isFolder).map { BrowseEntry.folder($0.name, path: resolved.childPath($0.name)) }
+        var entries = disk.filter { $0.isFolder && !isExcluded($0.url) }.map { BrowseEntry.folder($0.name, path: resolved.childPath($0.name)) }
 
         // Files: the index's rows directly inside this folder, by the path the walk saw (symlinks kept).
         var folderPath = musicFolder
@@ -78,5 +78,10 @@ extension LocalLibrary {
         try await withCheckedThrowingContinuation { continuation in
             readQueue.async { continuation.resume(with: Result { try body() }) }
         }
+    }
+
+    /// Folders that are not part of the library (the shares inbox and rejects).
+    private func isExcluded(_ url: URL) -> Bool {
+        RawPath(fileURL: url.standardizedFileURL).map { excluded.contains($0) } ?? false
     }
 }

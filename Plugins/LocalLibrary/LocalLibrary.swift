@@ -13,6 +13,7 @@ public final class LocalLibrary: SourcePlugin {
     /// The music folders, as configured.
     public let folders: [URL]
     let roots: [RawPath]
+    let excluded: Set<RawPath>
     let database: DatabasePool
     let artCache: ArtCache
     let logger: Logger
@@ -28,8 +29,11 @@ public final class LocalLibrary: SourcePlugin {
     public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
 
     /// Opens (creating or migrating) the index at `database`.
-    public init(folders: [URL], database: URL, artCache: ArtCache, logger: Logger) throws {
+    /// `excluding`: folders inside the music folders that are not part of the library (where shares arrive and
+    /// rejects go), with everything below them.
+    public init(folders: [URL], excluding: [URL] = [], database: URL, artCache: ArtCache, logger: Logger) throws {
         self.folders = folders
+        self.excluded = Set(excluding.compactMap { RawPath(fileURL: $0.standardizedFileURL) })
         var roots: [RawPath] = []
         for folder in folders {
             guard let path = RawPath(fileURL: folder.standardizedFileURL) else { continue }

@@ -20,6 +20,7 @@ extension LocalLibrary {
         let started = ContinuousClock.now
         let pairs = scanPairs(scopes)
         var walk = WalkResult()
+        walk.excluded = excluded
         for (root, musicFolder) in pairs {
             if root == musicFolder, Walker.identity(root) == nil {
                 logger.warning("music folder not found or not a folder: \(root.string)")

@@ -28,6 +28,8 @@ struct WalkResult {
     var failures: [(RawPath, String)] = []
     /// Every folder walked (for inotify watches).
     var folders: [RawPath] = []
+    /// Folders left out, with everything below them (the received-shares inbox and rejects).
+    var excluded: Set<RawPath> = []
 }
 
 /// Recursive walks of music folders with raw byte paths: hidden entries skipped, symlinks followed, each folder
@@ -116,6 +118,7 @@ enum Walker {
             }
             let mode = info.st_mode & S_IFMT
             if mode == S_IFDIR {
+                if result.excluded.contains(path) { continue }
                 let id = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
                 if let target = ancestors[id] {
                     result.failures.append((path, "symbolic link loop: leads back to \(target.string)"))

@@ -52,7 +52,8 @@ public final class ReceivedShares: SourcePlugin {
     /// Creates the folders, takes what arrived while the daemon was down, and watches the inboxes.
     public func start(_ context: PluginContext) async throws {
         self.context.withLock { $0 = context }
-        for folder in settings.inboxes + [settings.received, settings.rejected] {
+        // Received and Rejected are made when the first file goes there.
+        for folder in settings.inboxes {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
         let new = try InboxWatcher(inboxes: settings.inboxes.map(\.path), settle: settings.settle) { [weak self] path in

@@ -506,7 +506,18 @@ struct TextTable {
 /// two, control characters none.
 enum TextWidth {
     static func of(_ text: String) -> Int {
-        text.reduce(0) { $0 + width(of: $1) }
+        var total = 0
+        var inEscape = false
+        for character in text {
+            // Colour codes (ESC [ … m) take no room.
+            if character == "\u{1B}" { inEscape = true; continue }
+            if inEscape {
+                if character.isLetter { inEscape = false }
+                continue
+            }
+            total += width(of: character)
+        }
+        return total
     }
 
     static func width(of character: Character) -> Int {

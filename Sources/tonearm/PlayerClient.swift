@@ -358,3 +358,41 @@ extension DBusValue {
         return unwrapped.arrayValue?.compactMap(\.looseString) ?? []
     }
 }
+
+// MARK: - The queue (MPRIS TrackList and org.tonearm.Player1)
+
+extension PlayerClient {
+    /// The queue's track ids, in order.
+    func trackIds() async throws -> [String] {
+        try await connection.getProperty(destination: Self.busName, path: Self.objectPath, interface: Interface.trackList,
+                                         name: "Tracks").looseStrings
+    }
+
+    /// Metadata of the given tracks, in the daemon's order.
+    func tracksMetadata(_ ids: [String]) async throws -> [TrackMetadata] {
+        guard !ids.isEmpty else { return [] }
+        let reply = try await connection.call(destination: Self.busName, path: Self.objectPath, interface: Interface.trackList,
+                                              member: "GetTracksMetadata", arguments: [.objectPathArray(ids)])
+        return (reply.first?.arrayValue ?? []).map { TrackMetadata($0.unwrapped.vardictValue ?? [:]) }
+    }
+
+    func moveTrack(_ id: String, after: String) async throws {
+        _ = try await connection.call(destination: Self.busName, path: Self.objectPath, interface: Interface.tonearm,
+                                      member: "MoveTrack", arguments: [.objectPath(id), .objectPath(after)])
+    }
+
+    func removeTrack(_ id: String) async throws {
+        _ = try await connection.call(destination: Self.busName, path: Self.objectPath, interface: Interface.trackList,
+                                      member: "RemoveTrack", arguments: [.objectPath(id)])
+    }
+
+    func goTo(_ id: String) async throws {
+        _ = try await connection.call(destination: Self.busName, path: Self.objectPath, interface: Interface.trackList,
+                                      member: "GoTo", arguments: [.objectPath(id)])
+    }
+
+    func setPlayerProperty(_ name: String, _ value: DBusValue) async throws {
+        try await connection.setProperty(destination: Self.busName, path: Self.objectPath, interface: Interface.player,
+                                         name: name, value: value)
+    }
+}

@@ -32,6 +32,8 @@ struct Seek: AsyncParsableCommand {
         return .absolute(TimeText.microseconds(seconds))
     }
 
+    @OptionGroup var output: StateOutput
+
     func validate() throws {
         if Self.parse(position) == nil {
             throw ValidationError("'\(position)' is not a position: use +N or -N seconds, or N, mm:ss or h:mm:ss")
@@ -59,6 +61,7 @@ struct Seek: AsyncParsableCommand {
             }
             try await client.setPosition(trackId: trackId, to: position)
         }
+        try await output.report(client)
     }
 }
 

@@ -53,7 +53,7 @@ struct Status: AsyncParsableCommand {
     /// The plain `status` text: one `key: value` line each.
     static func text(_ state: PlayerState) -> String {
         let metadata = state.metadata
-        var lines: [(String, String)] = [("status", state.status)]
+        var lines: [(String, String)] = [("status", Style.status(state.status))]
         if let title = metadata.displayTitle { lines.append(("title", title)) }
         if !metadata.artists.isEmpty { lines.append(("artist", metadata.artists.joined(separator: ", "))) }
         if let album = metadata.album, !album.isEmpty { lines.append(("album", album)) }

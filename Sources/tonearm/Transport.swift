@@ -18,6 +18,8 @@ struct Play: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Files or URIs to play, replacing the queue.", valueName: "file-or-uri"))
     var items: [String] = []
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
         // Check every argument before anything is sent.
         let uris = try MediaLocation.uris(for: items)
@@ -28,38 +30,55 @@ struct Play: AsyncParsableCommand {
         } else {
             try await client.replaceQueue(uris, play: true)
         }
+        try await output.report(client)
     }
 }
 
 struct Pause: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pause playback.")
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
-        try await PlayerClient.connectToRunningDaemon().pause()
+        let client = try await PlayerClient.connectToRunningDaemon()
+        try await client.pause()
+        try await output.report(client)
     }
 }
 
 struct Toggle: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pause when playing, play when paused.")
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
-        try await PlayerClient.connectToRunningDaemon().playPause()
+        let client = try await PlayerClient.connectToRunningDaemon()
+        try await client.playPause()
+        try await output.report(client)
     }
 }
 
 struct Stop: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Stop playback.")
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
-        try await PlayerClient.connectToRunningDaemon().stop()
+        let client = try await PlayerClient.connectToRunningDaemon()
+        try await client.stop()
+        try await output.report(client)
     }
 }
 
 struct Next: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Skip to the next track.")
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
-        try await PlayerClient.connectToRunningDaemon().next()
+        let client = try await PlayerClient.connectToRunningDaemon()
+        try await client.next()
+        try await output.report(client)
     }
 }
 
@@ -70,7 +89,22 @@ struct Previous: AsyncParsableCommand {
         aliases: ["previous"]
     )
 
+    @OptionGroup var output: StateOutput
+
     func run() async throws {
-        try await PlayerClient.connectToRunningDaemon().previous()
+        let client = try await PlayerClient.connectToRunningDaemon()
+        try await client.previous()
+        try await output.report(client)
+    }
+}
+
+/// `--json` for commands that change the player: afterwards, print the state as `status --json` does.
+struct StateOutput: ParsableArguments {
+    @Flag(name: .long, help: "Afterwards, print the player's state as `status --json` does.")
+    var json = false
+
+    func report(_ client: PlayerClient) async throws {
+        guard json else { return }
+        Output.line(Status.json(try await client.state()).serialized)
     }
 }

@@ -15,6 +15,9 @@ struct Volume: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("0–100, or +N / -N percent.", valueName: "level"))
     var value: String?
 
+    @Flag(name: .long, help: "Print {\"volume\": 0…1} instead of a percentage.")
+    var json = false
+
     enum Change: Equatable {
         /// Percent, 0…100.
         case set(Double)
@@ -49,7 +52,8 @@ struct Volume: AsyncParsableCommand {
     func run() async throws {
         let client = try await PlayerClient.connectToRunningDaemon()
         guard let value else {
-            Output.line(Self.format(try await client.volume()))
+            let volume = try await client.volume()
+            Output.line(json ? JSONValue.object([("volume", .number(volume))]).serialized : Self.format(volume))
             return
         }
         guard let change = Self.parse(value) else { throw CLIFailure.badArgument("bad volume '\(value)'") }
@@ -62,6 +66,6 @@ struct Volume: AsyncParsableCommand {
         }
         let volume = percent / 100
         try await client.setVolume(volume)
-        Output.line(Self.format(volume))
+        Output.line(json ? JSONValue.object([("volume", .number(volume))]).serialized : Self.format(volume))
     }
 }

@@ -82,12 +82,6 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
-        let sharesSettings: SharesSettings
-        do {
-            sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
 
@@ -100,10 +94,17 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let store = StateStore(url: dirs.stateFile)
+        let sharesSettings: SharesSettings
+        do {
+            sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
         let librarySettings = settings.pluginSections["library"] ?? [:]
         let library: LocalLibrary
         do {
-            library = try LocalLibrary(folders: Self.musicFolders(librarySettings), database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
+            library = try LocalLibrary(folders: Self.musicFolders(librarySettings),
+                                       excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
                                        artCache: artCache, logger: Logger(label: "tonearm.library"))
         } catch {
             throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)

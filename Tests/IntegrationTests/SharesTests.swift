@@ -152,6 +152,10 @@ import Testing
         let search = try await d.tonearm("library", "search", "title~song", "--json")
         let found = try JSONSerialization.jsonObject(with: Data(search.out.utf8)) as? [Any]
         #expect(found?.count ?? 0 >= 100, "\(search.out.prefix(300))")
+        // The inboxes and Rejected are not part of the library: no reject shows up as a library failure.
+        _ = try await d.tonearm("library", "scan")
+        let failures = try await d.tonearm("library", "failures", "--json")
+        #expect(failures.out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(failures.out.prefix(500))")
     }
 
     @Test func filesDroppedWhileStoppedAreTakenAtStartAndPlayed() async throws {
