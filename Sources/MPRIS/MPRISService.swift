@@ -41,6 +41,8 @@ public final class MPRISService: Sendable {
         if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
         handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables, player: player))
         if let shares { handlers.append(SharesInterface(shares: shares, player: player)) }
+        // At debug level (tonearmd --verbose) every call is logged with its sender.
+        if logger.logLevel <= .debug { handlers = handlers.map { LoggedInterface(inner: $0, logger: logger) } }
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 

@@ -52,6 +52,14 @@ public enum MediaSupport {
         return types.sorted()
     }
 
+    /// Whether GStreamer here has an element factory named `name` ("fluiddec").
+    public static func hasElement(_ name: String) -> Bool {
+        GStreamer.ensureInitialized()
+        guard let factory = gst_element_factory_find(name) else { return false }
+        gst_object_unref(UnsafeMutableRawPointer(factory))
+        return true
+    }
+
     /// URI schemes GStreamer has a source for ("file", "http", "https"…). Sorted.
     public static func supportedURISchemes() -> [String] {
         GStreamer.ensureInitialized()

@@ -33,6 +33,19 @@ public final class PlaybackEngine: Sendable {
         bridge.shutdown()
     }
 
+    /// Builds the sink a description names and lets it go: true when it reaches a real audio device, false when
+    /// the default would fall back to the null sink. Throws when the description is invalid.
+    public static func checkSink(_ description: String) throws -> Bool {
+        GStreamer.ensureInitialized()
+        let (sink, isNull) = try PipelineBridge.makeSink(description, logger: Logger(label: "tonearm.doctor"))
+        defer { gst_object_unref(sink) }
+        if !isNull, gst_element_set_state(sink, GST_STATE_READY) == GST_STATE_CHANGE_FAILURE {
+            throw PlaybackError(domain: "resource", code: 0, message: "the audio output '\(description)' cannot be opened", debug: nil)
+        }
+        _ = gst_element_set_state(sink, GST_STATE_NULL)
+        return !isNull
+    }
+
     /// One stream for the engine's life; consume it from one task.
     public var events: AsyncStream<PlaybackEvent> { bridge.events }
 

@@ -52,9 +52,22 @@ struct PlayerClient: Sendable {
         try await connection.nameHasOwner(Self.busName)
     }
 
-    /// Starts tonearmd when nobody owns its bus name yet.
+    /// Starts tonearmd when nobody owns its bus name yet: through D-Bus activation when it is installed (so it
+    /// runs as the session runs it, under systemd when there is one), else by spawning it.
     func ensureDaemonRunning() async throws {
         if try await isDaemonRunning() { return }
+        let activatable = (try? await connection.call(destination: Interface.bus, path: "/org/freedesktop/DBus", interface: Interface.bus,
+                                                      member: "ListActivatableNames"))?.first?.looseStrings ?? []
+        if activatable.contains(Self.busName) {
+            do {
+                _ = try await connection.call(destination: Interface.bus, path: "/org/freedesktop/DBus", interface: Interface.bus,
+                                              member: "StartServiceByName", arguments: [.string(Self.busName), .uint32(0)],
+                                              timeout: .seconds(30))
+                if try await isDaemonRunning() { return }
+            } catch let error as DBusError {
+                throw CLIFailure.unreachable("D-Bus could not start the installed tonearmd: \(error.message)")
+            }
+        }
         try await DaemonLauncher.start(waitingWith: self)
     }
 

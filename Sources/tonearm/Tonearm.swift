@@ -26,6 +26,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
             CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self]),
+            CommandGroup(name: "Setup", subcommands: [ConfigCommand.self, Doctor.self, Completions.self, Manual.self]),
         ]
     )
 

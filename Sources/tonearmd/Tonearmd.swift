@@ -37,7 +37,20 @@ struct Tonearmd: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Log GStreamer and D-Bus detail.")
     var verbose = false
 
+    @Flag(help: "Print the effective configuration, each value with where it came from, and exit.")
+    var printConfig = false
+
+    @Flag(help: "Check GStreamer plugins, the SoundFont, the audio output, the config and folders, and exit.")
+    var doctor = false
+
+    @Flag(help: "With --print-config or --doctor: print JSON.")
+    var json = false
+
     func run() async throws {
+        if printConfig || doctor {
+            try report()
+            return
+        }
         do {
             try await serve()
         } catch let failure as Failure {
@@ -48,10 +61,11 @@ struct Tonearmd: AsyncParsableCommand {
 
     func serve() async throws {
         let level: Logger.Level = verbose ? .debug : .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let destination = TonearmLogHandler.destination()
+        LoggingSystem.bootstrap { label in TonearmLogHandler(label: label, destination: destination, logLevel: level) }
+        if verbose, getenv("GST_DEBUG") == nil {
+            // GStreamer's own warnings and errors (element by element) go to stderr too.
+            setenv("GST_DEBUG", "*:2", 1)
         }
         let logger = Logger(label: "tonearmd")
         let dirs = XDGDirectories()
@@ -175,6 +189,28 @@ struct Tonearmd: AsyncParsableCommand {
         bus.connection.close()
         bus.privateBus?.stop()
         logger.info("state saved; bye")
+    }
+
+    /// `--print-config` and `--doctor`: answers for `tonearm config` and `tonearm doctor`.
+    func report() throws {
+        let file = config.map { URL(fileURLWithPath: $0) } ?? XDGDirectories().configFile
+        if doctor {
+            let checks = Doctor.run(configFile: file)
+            FileHandle.standardOutput.write(Data(Doctor.json(checks).utf8))
+            return
+        }
+        do {
+            var settings = try Configuration.load(from: file)
+            if let audioSink {
+                settings.audioSink = audioSink
+                settings.sources["audio-sink"] = .commandLine
+            }
+            let effective = try EffectiveConfig(settings, file: file)
+            FileHandle.standardOutput.write(Data((json ? effective.json : effective.toml).utf8))
+        } catch let error as TonearmError {
+            FileHandle.standardError.write(Data("tonearmd: \(error.message)\n".utf8))
+            throw ExitCode(2)
+        }
     }
 
     /// `[plugins.library] folders = [...]`, else the XDG music folder.

@@ -1,0 +1,33 @@
+import DBus
+import Logging
+
+/// Logs every call, property read and write on an interface at debug level (`tonearmd --verbose`), with the
+/// sender and how it ended, so a client's conversation with the daemon can be followed.
+struct LoggedInterface: DBusInterfaceHandler {
+    let inner: any DBusInterfaceHandler
+    let logger: Logger
+    var interface: DBusInterfaceDescription { inner.interface }
+
+    func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        logger.debug("\(sender) → \(interface.name).\(method)(\(arguments.map(\.description).joined(separator: ", ")))")
+        do {
+            let reply = try await inner.call(method, arguments, from: sender)
+            logger.debug("\(sender) ← \(interface.name).\(method): \(reply.map(\.description).joined(separator: ", "))")
+            return reply
+        } catch {
+            logger.debug("\(sender) ← \(interface.name).\(method) failed: \(error)")
+            throw error
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        let value = try await inner.get(property)
+        logger.trace("Get \(interface.name).\(property) = \(value)")
+        return value
+    }
+
+    func set(_ property: String, _ value: DBusValue) async throws {
+        logger.debug("Set \(interface.name).\(property) = \(value)")
+        try await inner.set(property, value)
+    }
+}

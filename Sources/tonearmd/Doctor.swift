@@ -1,0 +1,105 @@
+import Foundation
+import LocalLibrary
+import MIDI
+import Playback
+import ReceivedShares
+import TonearmCore
+
+/// What `tonearm doctor` checks inside the daemon's world: config, GStreamer plugins, SoundFont, audio output,
+/// folders. Each check says what is wrong and how to fix it.
+struct Doctor {
+    struct Check {
+        enum Verdict: String { case ok, warning, failure }
+        var name: String
+        var verdict: Verdict
+        var detail: String
+        var fix: String?
+    }
+
+    /// Elements Tonearm relies on, with the Debian package that has them.
+    static let elements: [(String, String, String)] = [
+        ("playbin", "gstreamer1.0-plugins-base", "playback"), ("decodebin", "gstreamer1.0-plugins-base", "decoding"),
+        ("audioconvert", "gstreamer1.0-plugins-base", "format conversion"), ("vorbisdec", "gstreamer1.0-plugins-base", "Ogg Vorbis"),
+        ("opusdec", "gstreamer1.0-plugins-base", "Opus"), ("flacdec", "gstreamer1.0-plugins-good", "FLAC"),
+        ("mpg123audiodec", "gstreamer1.0-plugins-good", "MP3"), ("wavparse", "gstreamer1.0-plugins-good", "WAV"),
+        ("qtdemux", "gstreamer1.0-plugins-good", "M4A"), ("midiparse", "gstreamer1.0-plugins-bad", "MIDI files"),
+        ("fluiddec", "gstreamer1.0-plugins-bad", "MIDI synthesis"), ("lamemp3enc", "gstreamer1.0-plugins-good", "export to MP3"),
+        ("voaacenc", "gstreamer1.0-plugins-bad", "export to M4A"),
+    ]
+
+    static func run(configFile: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> [Check] {
+        var checks: [Check] = []
+        var settings = Configuration()
+        do {
+            settings = try Configuration.load(from: configFile)
+            let exists = FileManager.default.fileExists(atPath: configFile.path)
+            _ = try EffectiveConfig(settings, file: configFile, environment: environment)
+            checks.append(Check(name: "config", verdict: .ok, detail: exists ? "\(configFile.path) is valid" : "no config file: all defaults"))
+        } catch let error as TonearmError {
+            checks.append(Check(name: "config", verdict: .failure, detail: error.message, fix: "edit \(configFile.path)"))
+        } catch {
+            checks.append(Check(name: "config", verdict: .failure, detail: "\(error)", fix: "edit \(configFile.path)"))
+        }
+
+        var missing: [String: [String]] = [:]
+        for (element, package, purpose) in elements where !MediaSupport.hasElement(element) {
+            missing[package, default: []].append("\(element) (\(purpose))")
+        }
+        if missing.isEmpty {
+            checks.append(Check(name: "gstreamer", verdict: .ok, detail: "every GStreamer element Tonearm uses is installed"))
+        } else {
+            for (package, what) in missing.sorted(by: { $0.key < $1.key }) {
+                checks.append(Check(name: "gstreamer", verdict: .failure, detail: "missing: " + what.joined(separator: ", "),
+                                    fix: "sudo apt-get install \(package)"))
+            }
+        }
+
+        let music = LocalLibrary.defaultMusicFolder(environment: environment)
+        if let midi = try? MIDISettings(section: settings.pluginSections["midi"] ?? [:], musicFolder: music, environment: environment) {
+            do {
+                try SoundFont.validate(midi.soundFont)
+                checks.append(Check(name: "soundfont", verdict: .ok, detail: "\(midi.soundFont.path) is a SoundFont"))
+            } catch {
+                checks.append(Check(name: "soundfont", verdict: .failure, detail: error.message,
+                                    fix: "sudo apt-get install fluid-soundfont-gm, or set soundfont in [plugins.midi]"))
+            }
+            var isFolder: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: midi.folder.path, isDirectory: &isFolder) || !isFolder.boolValue {
+                checks.append(Check(name: "midi folder", verdict: .warning, detail: "\(midi.folder.path) does not exist",
+                                    fix: "mkdir -p '\(midi.folder.path)', or set folder in [plugins.midi]"))
+            }
+        }
+
+        do {
+            let device = try PlaybackEngine.checkSink(settings.audioSink)
+            if device {
+                checks.append(Check(name: "audio output", verdict: .ok, detail: "'\(settings.audioSink)' works"))
+            } else if settings.audioSink == PlaybackEngine.defaultSink {
+                checks.append(Check(name: "audio output", verdict: .warning,
+                                    detail: "no audio device answers: Tonearm would play to a silent null sink",
+                                    fix: "start PipeWire or PulseAudio (or check ALSA), or set audio-sink in the config"))
+            } else {
+                checks.append(Check(name: "audio output", verdict: .ok, detail: "'\(settings.audioSink)' (a null or file sink) works"))
+            }
+        } catch {
+            checks.append(Check(name: "audio output", verdict: .failure, detail: "\(error)", fix: "fix audio-sink in \(configFile.path)"))
+        }
+
+        let musicFolders = (try? Tonearmd.musicFolders(settings.pluginSections["library"] ?? [:])) ?? [music]
+        for folder in musicFolders where !FileManager.default.fileExists(atPath: folder.path) {
+            checks.append(Check(name: "library", verdict: .warning, detail: "the music folder \(folder.path) does not exist",
+                                fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))
+        }
+        return checks
+    }
+
+    static func json(_ checks: [Check]) -> String {
+        let list: [[String: Any]] = checks.map { check in
+            var d: [String: Any] = ["name": check.name, "verdict": check.verdict.rawValue, "detail": check.detail]
+            if let fix = check.fix { d["fix"] = fix }
+            return d
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import LocalLibrary
+import MIDI
+import ReceivedShares
+import TonearmCore
+
+/// Every setting the daemon would use, with where its value comes from: what `tonearm config` prints.
+struct EffectiveConfig {
+    struct Row {
+        /// "" for top-level keys, else the plugin's name ("library").
+        var section: String
+        var key: String
+        var value: ConfigValue
+        var source: String
+    }
+
+    let file: URL
+    var rows: [Row] = []
+
+    init(_ settings: Configuration, file: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.file = file
+        let seconds = Double(settings.tickInterval.components.seconds) + Double(settings.tickInterval.components.attoseconds) / 1e18
+        rows.append(Row(section: "", key: "audio-sink", value: .string(settings.audioSink), source: settings.sources["audio-sink"]?.rawValue ?? "default"))
+        rows.append(Row(section: "", key: "tick-interval", value: .double(seconds), source: settings.sources["tick-interval"]?.rawValue ?? "default"))
+
+        let music = LocalLibrary.defaultMusicFolder(environment: environment)
+        let library = settings.pluginSections["library"] ?? [:]
+        let folders = try Tonearmd.musicFolders(library)
+        add("library", library, [
+            ("folders", .array(folders.map { .string($0.path) })),
+            ("scan-on-start", library["scan-on-start"] ?? .bool(true)),
+        ])
+        let midiSection = settings.pluginSections["midi"] ?? [:]
+        let midi = try MIDISettings(section: midiSection, musicFolder: music, environment: environment)
+        add("midi", midiSection, [("folder", .string(midi.folder.path)), ("soundfont", .string(midi.soundFont.path))])
+        let sharesSection = settings.pluginSections["shares"] ?? [:]
+        let shares = try SharesSettings(section: sharesSection, musicFolder: music, environment: environment)
+        let settle = Double(shares.settle.components.seconds) + Double(shares.settle.components.attoseconds) / 1e18
+        add("shares", sharesSection, [
+            ("inboxes", .array(shares.inboxes.map { .string($0.path) })), ("received", .string(shares.received.path)),
+            ("rejected", .string(shares.rejected.path)), ("import", .string(shares.keep.rawValue)),
+            ("on-receive", .string(shares.onReceive.rawValue)), ("settle-seconds", .double(settle)),
+        ])
+        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares"].contains(name) {
+            for (key, value) in section.sorted(by: { $0.key < $1.key }) {
+                rows.append(Row(section: name, key: key, value: value, source: "file (no plugin reads it)"))
+            }
+        }
+    }
+
+    /// The effective values of a plugin section (paths expanded); keys in the file but unknown are shown too.
+    private mutating func add(_ section: String, _ file: [String: ConfigValue], _ values: [(String, ConfigValue)]) {
+        for (key, value) in values {
+            rows.append(Row(section: section, key: key, value: value, source: file[key] == nil ? "default" : "file"))
+        }
+        for (key, value) in file.sorted(by: { $0.key < $1.key }) where !values.contains(where: { $0.0 == key }) {
+            rows.append(Row(section: section, key: key, value: value, source: "file (unknown key, ignored)"))
+        }
+    }
+
+    /// TOML, each value commented with its source.
+    var toml: String {
+        let exists = FileManager.default.fileExists(atPath: file.path)
+        var lines = ["# Tonearm's effective configuration; config file: \(file.path)\(exists ? "" : " (not there: all defaults)")"]
+        var section = ""
+        for row in rows {
+            if row.section != section {
+                section = row.section
+                lines.append("\n[plugins.\(section)]")
+            }
+            lines.append("\(row.key) = \(row.value)  # \(row.source)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// {"file": …, "settings": [{"section", "key", "value", "source"}]}.
+    var json: String {
+        let settings: [[String: Any]] = rows.map {
+            ["section": $0.section, "key": $0.key, "value": Self.plain($0.value), "source": $0.source]
+        }
+        let object: [String: Any] = ["file": file.path, "settings": settings]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func plain(_ value: ConfigValue) -> Any {
+        switch value {
+        case .string(let s): s
+        case .int(let i): i
+        case .double(let d): d
+        case .bool(let b): b
+        case .array(let a): a.map(plain)
+        case .table(let t): t.mapValues(plain)
+        }
+    }
+}
