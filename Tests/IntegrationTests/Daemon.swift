@@ -17,6 +17,8 @@ final class Daemon: @unchecked Sendable {
     let client: DBusConnection
     private(set) var process: ChildProcess?
     let logFile: URL
+    /// Set before `start` for the daemon's environment (JOURNAL_STREAM, say).
+    var extraEnvironment: [String: String] = [:]
 
     init() throws {
         bus = try PrivateBus.start()
@@ -47,6 +49,7 @@ final class Daemon: @unchecked Sendable {
         env["XDG_DATA_HOME"] = home.file("data").path
         env["XDG_STATE_HOME"] = home.file("state").path
         env["XDG_CACHE_HOME"] = home.file("cache").path
+        env.merge(extraEnvironment) { $1 }
         return env
     }
 
