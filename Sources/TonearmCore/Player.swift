@@ -679,6 +679,9 @@ public actor Player {
             var deadline = clock.now
             while true {
                 deadline = deadline.advanced(by: interval)
+                // Behind schedule (a stalled or loaded machine): tick once now, not a burst of missed ticks.
+                let now = clock.now
+                if deadline < now { deadline = now }
                 try? await Task.sleep(until: deadline, clock: clock)
                 guard let self, await self.tick(generation) else { return }
             }
