@@ -21,19 +21,29 @@ public final class PrivateBus: Sendable {
 
     /// Starts a daemon whose D-Bus activation looks in `serviceDirectories` for `.service` files.
     public static func start(serviceDirectories: [String]) throws -> PrivateBus {
-        try PrivateBus(serviceDirectories: serviceDirectories, logPath: nil)
+        try PrivateBus(serviceDirectories: serviceDirectories, logPath: nil, admitOtherUsers: false)
     }
 
     /// Like `start(serviceDirectories:)`, with the daemon's stderr (and that of the services it
     /// activates) appended to `logPath` instead of discarded.
     public static func start(serviceDirectories: [String], logPath: String?) throws -> PrivateBus {
-        try PrivateBus(serviceDirectories: serviceDirectories, logPath: logPath)
+        try PrivateBus(serviceDirectories: serviceDirectories, logPath: logPath, admitOtherUsers: false)
     }
 
-    private init(serviceDirectories: [String], logPath: String?) throws {
+    /// A daemon that also admits connections from other local users: its policy allows every uid, and its
+    /// folder is searchable (mode 0711; the socket itself is 0777) so they can reach the socket. For a bench
+    /// that runs a program refusing to run as root (VLC) as an unprivileged user on the same bus. Without
+    /// it a bus admits only its own user, as dbus-daemon does by default.
+    public static func start(admittingOtherUsers: Bool) throws -> PrivateBus {
+        try PrivateBus(serviceDirectories: [], logPath: nil, admitOtherUsers: admittingOtherUsers)
+    }
+
+    private init(serviceDirectories: [String], logPath: String?, admitOtherUsers: Bool = false) throws {
         let dir = FileManager.default.temporaryDirectory.path + "/tonearm-bus-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+                                                attributes: [.posixPermissions: admitOtherUsers ? 0o711 : 0o700])
+        // dbus-daemon admits only its own uid unless a policy rule says otherwise.
+        let otherUsers = admitOtherUsers ? "    <allow user=\"*\"/>\n    " : ""
         let services = serviceDirectories.map { "  <servicedir>\(xmlEscape($0))</servicedir>\n" }.joined()
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -44,7 +54,7 @@ public final class PrivateBus: Sendable {
               <listen>unix:path=\(xmlEscape(dir))/bus</listen>
               <auth>EXTERNAL</auth>
             \(services)  <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
+            \(otherUsers)    <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
               </policy>

@@ -1,17 +1,33 @@
 import Foundation
+import DaemonHarness
 import TestSupport
 import Testing
 
 /// Runs the benchmark in its smallest form against the debug tonearmd: it must finish and print
 /// its table. Figures are never checked — benchmarks are not timed tests.
 @Suite struct BenchmarkSmokeTests {
+    /// The main table (metric | tonearm | mpv | vlc | mpd | best peer | tonearm ÷ best).
     static let rows = [
         "start-up to bus name (ms)",
         "start-up to bus name, cold GStreamer registry (ms)",
+        "bus floor: GetId p50, 1 client (µs)",
         "Get(Position) p50, 1 client (µs)",
+        "bus floor: GetId p99, 1 client (µs)",
         "Get(Position) p99, 1 client (µs)",
+        "bus floor: GetId p50, 8 clients (µs)",
         "Get(Position) p50, 8 clients (µs)",
         "Get(Position) p99, 8 clients (µs)",
+        "Get(Position) calls/s, 8 clients, % of bus GetId calls/s (higher is better)",
+        "playerctl status wall time (ms)",
+        "PlayPause → PropertiesChanged, median (ms)",
+        "PlayPause → PropertiesChanged, p90 (ms)",
+        "Seek → Seeked, playing (ms)",
+        "Seek → Seeked, paused (ms)",
+        "RSS idle (MiB)",
+        "RSS playing (MiB)",
+        "CPU per minute of playback (s)",
+        "gapless join: samples missing (-) or extra (+)",
+        "open FILE → first audio (ms)",
     ]
     /// The library-scan table (tonearm | mpd | ratio | better).
     static let scanRows = [
@@ -34,16 +50,30 @@ import Testing
         ])
 
         #expect(status == 0, "tonearm-bench failed:\n\(err.suffix(4000))")
-        #expect(out.contains("| metric | tonearm | mpv | ratio (tonearm/mpv) |"))
+        #expect(out.contains("| metric | tonearm | mpv | vlc | mpd | best peer | tonearm ÷ best |"))
         #expect(out.contains("| metric | tonearm | mpd | ratio (tonearm/mpd) | better |"))
         let lines = out.split(separator: "\n").map(String.init)
-        for (row, columns) in Self.rows.map({ ($0, 4) }) + Self.scanRows.map({ ($0, 5) }) {
-            // | row | <tonearm figure> | skipped | – | (better |)
-            let line = lines.first { $0.hasPrefix("| \(row) |") }
+        func cells(_ row: String) -> [String]? {
+            lines.first { $0.hasPrefix("| \(row) |") }?.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        /// A figure, possibly followed by a note in brackets: "1.23", "0", "2.5 (1 of 3 without Seeked)".
+        func isFigure(_ cell: String) -> Bool { Double(cell.split(separator: " ").first ?? "") != nil }
+        for row in Self.rows {
+            // | row | <tonearm figure> | skipped | skipped | skipped | (floor) or – | – |
+            let line = cells(row)
             #expect(line != nil, "no row \"\(row)\" in:\n\(out)")
-            if let cells = line?.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                #expect(cells.count == columns && Double(cells[1]) != nil && cells[2] == "skipped", "bad row: \(line ?? "")")
-                if columns == 5 { #expect(["higher", "lower"].contains(cells[4]), "bad row: \(line ?? "")") }
+            if let line {
+                #expect(line.count == 7 && isFigure(line[1]) && line[2...4].allSatisfy { $0 == "skipped" },
+                        "bad row: \(line.joined(separator: " | "))")
+            }
+        }
+        for row in Self.scanRows {
+            // | row | <tonearm figure> | skipped | – | higher or lower |
+            let line = cells(row)
+            #expect(line != nil, "no row \"\(row)\" in:\n\(out)")
+            if let line {
+                #expect(line.count == 5 && isFigure(line[1]) && line[2] == "skipped" && ["higher", "lower"].contains(line[4]),
+                        "bad row: \(line.joined(separator: " | "))")
             }
         }
         // The MIDI table: tonearm figures, fluidsynth skipped.

@@ -1,99 +1,59 @@
 import DBus
 import Foundation
+import TestSupport
 
-enum Metric: CaseIterable, Hashable, Sendable {
-    case startup, coldStartup, p50, p99, concurrentP50, concurrentP99
-    /// The library scan (see `ScanBench`), compared with mpd rather than mpv.
-    case scanCold, scanWarm, scanMemory
-
-    static let playback: [Metric] = [.startup, .coldStartup, .p50, .p99, .concurrentP50, .concurrentP99]
-    static let scan: [Metric] = [.scanCold, .scanWarm, .scanMemory]
-
-    /// Files per second: more is better. Everything else is a time or a size: less is better.
-    var higherIsBetter: Bool { self == .scanCold || self == .scanWarm }
-
-    func label(clients: Int) -> String {
-        switch self {
-        case .startup: "start-up to bus name (ms)"
-        case .coldStartup: "start-up to bus name, cold GStreamer registry (ms)"
-        case .p50: "Get(Position) p50, 1 client (µs)"
-        case .p99: "Get(Position) p99, 1 client (µs)"
-        case .concurrentP50: "Get(Position) p50, \(clients) clients (µs)"
-        case .concurrentP99: "Get(Position) p99, \(clients) clients (µs)"
-        case .scanCold: "library scan, cold (files/s)"
-        case .scanWarm: "library scan, warm (files/s)"
-        case .scanMemory: "peak memory during scan (MB)"
-        }
-    }
-}
-
-/// Per player: every run's figure for each metric, or why the player could not be measured.
-struct Results: Sendable {
-    var samples: [String: [Metric: [Double]]] = [:]
-    var failures: [String: String] = [:]
-
-    /// The median over runs, or nil.
-    func median(_ player: String, _ metric: Metric) -> Double? {
-        guard let values = samples[player]?[metric], !values.isEmpty else { return nil }
-        return Stats.median(values)
-    }
-}
-
+/// The main table's figures for every player: start-up, call latency beside the bus's floor, playerctl,
+/// control-to-signal latency, memory and CPU, the gapless join and open-to-first-audio.
 struct Bench: Sendable {
+    struct Settings: Sendable {
+        var runs: Int
+        var calls: Int
+        var clients: Int
+        /// How long CPU time is counted while playing, per run.
+        var cpuWindow: Duration
+        /// How long an idle player is left after taking its name before its RSS is read.
+        var idleSettle: Duration
+        var toggles: Int
+        var seeks: Int
+        var playerctlRuns: Int
+    }
+
+    /// The files played: a 60 s sine, the two halves of the gapless signal, all in one folder (mpd's music folder).
+    struct Media: Sendable {
+        var track: String
+        var gaplessA: String
+        var gaplessB: String
+    }
+
     let players: [Player]
-    let runs: Int
-    let calls: Int
-    let clients: Int
-    let track: String
+    let settings: Settings
+    let media: Media
     /// A GStreamer registry shared by the runs (built by the warm-up start), as on any machine
     /// where GStreamer has run before; `.coldStartup` runs without it.
     let gstRegistry: String
-    static let warmUpCalls = 20
 
-    /// Runs are interleaved (tonearm, mpv, tonearm, mpv, …) so drift on the machine hits both alike.
+    /// Runs are interleaved (tonearm, mpv, vlc, mpd, tonearm, …) so drift on the machine hits all alike.
     /// A failing tonearm fails the bench; a failing peer is reported and left out.
     func measure() async throws -> Results {
         var results = Results()
-        let clock = ContinuousClock()
         // One untimed start each, so the first timed one does not pay for a cold page cache.
         for player in players {
             do {
-                _ = try await Session.with(gstRegistry: gstRegistry) { try await $0.launch(player, player.idleArguments).0 }
+                _ = try await Session.with(gstRegistry: gstRegistry, for: player) { try await $0.launch(player, .idle).0 }
             } catch {
                 try fail(player, error, &results)
             }
         }
-        for run in 1...runs {
+        for run in 1...settings.runs {
             for player in players where results.failures[player.label] == nil {
+                let clock = ContinuousClock()
                 let started = clock.now
                 do {
-                    let startup = try await Session.with(gstRegistry: gstRegistry) { try await $0.launch(player, player.idleArguments).0 }
-                    let cold = try await Session.with(gstRegistry: nil) { try await $0.launch(player, player.idleArguments).0 }
-                    let figures = try await Session.with(gstRegistry: gstRegistry) { session in
-                        let (_, name) = try await session.launch(player, player.playArguments(track))
-                        try await session.waitUntilPlaying(name)
-                        let single = try await Self.roundTrips(session.client, name, calls: calls)
-                        let connections = try (0..<clients).map { _ in try DBusConnection.connect(address: session.bus.address) }
-                        defer { connections.forEach { $0.close() } }
-                        let all = try await withThrowingTaskGroup(of: [Double].self) { group in
-                            for connection in connections {
-                                group.addTask { try await Self.roundTrips(connection, name, calls: calls) }
-                            }
-                            return try await group.reduce(into: []) { $0 += $1 }
-                        }
-                        return [Metric.p50: Stats.percentile(single, 0.5), .p99: Stats.percentile(single, 0.99),
-                                .concurrentP50: Stats.percentile(all, 0.5), .concurrentP99: Stats.percentile(all, 0.99)]
-                    }
-                    var add = figures
-                    add[.startup] = startup.microseconds / 1000
-                    add[.coldStartup] = cold.microseconds / 1000
-                    for (metric, value) in add { results.samples[player.label, default: [:]][metric, default: []].append(value) }
-                    let took = (clock.now - started).microseconds / 1e6
-                    log("run \(run)/\(runs) \(player.label): start-up \(format(add[.startup]!)) ms "
-                        + "(cold registry \(format(add[.coldStartup]!)) ms), "
-                        + "p50 \(format(add[.p50]!)) µs, p99 \(format(add[.p99]!)) µs, "
-                        + "\(clients) clients p50 \(format(add[.concurrentP50]!)) µs, p99 \(format(add[.concurrentP99]!)) µs "
-                        + "(\(format(took)) s)")
+                    let figures = try await measureRun(player, &results)
+                    results.add(player.label, figures)
+                    let summary = Metric.playback.compactMap { m in figures[m].map { "\(m.label(clients: settings.clients)) \(format($0))" } }
+                    log("run \(run)/\(settings.runs) \(player.label) (\(format((clock.now - started).microseconds / 1e6)) s): "
+                        + summary.joined(separator: "; "))
                 } catch {
                     try fail(player, error, &results)
                 }
@@ -103,31 +63,121 @@ struct Bench: Sendable {
     }
 
     private func fail(_ player: Player, _ error: any Error, _ results: inout Results) throws {
-        if player.label == "tonearm" { throw error }
+        if player.kind == .tonearm { throw error }
         log("\(player.label) could not be measured: \(error)")
         results.failures[player.label] = "\(error)".split(separator: "\n").first.map(String.init) ?? "failed"
         results.samples[player.label] = nil
     }
 
-    /// `calls` sequential Properties.Get(Player, Position) round trips (after a few untimed ones), in µs.
-    static func roundTrips(_ client: DBusConnection, _ name: String, calls: Int) async throws -> [Double] {
-        func get() async throws -> DBusValue {
-            try await client.getProperty(destination: name, path: Session.mprisPath, interface: Session.playerInterface,
-                                         name: "Position")
+    /// One run of one player. Figures the player cannot give are noted in `results` (and left out).
+    private func measureRun(_ player: Player, _ results: inout Results) async throws -> [Metric: Double] {
+        var figures: [Metric: Double] = [:]
+        let settle = settings.idleSettle
+        let (startup, rssIdle) = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
+            let (startup, _) = try await session.launch(player, .idle)
+            try await Task.sleep(for: settle)
+            return (startup, ProcessStats.residentMiB(session.playerProcesses.withLock { $0 }))
         }
-        let first = try await get()
-        guard first.int64Value != nil else { throw BenchError("\(name): Position is not an integer: \(first)") }
-        for _ in 1..<warmUpCalls { _ = try await get() }
-        let clock = ContinuousClock()
-        var times: [Double] = []
-        times.reserveCapacity(calls)
-        for _ in 0..<calls {
-            let t = clock.now
-            _ = try await get()
-            times.append((clock.now - t).microseconds)
+        figures[.startup] = startup.microseconds / 1000
+        figures[.rssIdle] = rssIdle
+        let cold = try await Session.with(gstRegistry: nil, for: player) { try await $0.launch(player, .idle).0 }
+        figures[.coldStartup] = cold.microseconds / 1000
+
+        let playing = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
+            try await playingFigures(player, session)
         }
-        return times
+        figures.merge(playing.0) { $1 }
+        for (metric, note) in playing.1 { results.note(player.label, metric, note) }
+
+        do {
+            figures[.openToAudio] = try await FirstAudio.measure(player, file: media.track, gstRegistry: gstRegistry)
+        } catch {
+            log("\(player.label): open → first audio not measured: \(error)")
+            results.note(player.label, .openToAudio, "n/a: " + firstLine(error))
+        }
+        do {
+            let output = try await Gapless.render(player, media.gaplessA, media.gaplessB, gstRegistry: gstRegistry)
+            switch Gapless.gap(output) {
+            case .success(let gap): figures[.gaplessGap] = Double(gap)
+            case .failure(let why): results.note(player.label, .gaplessGap, "n/a: " + why.description)
+            }
+        } catch {
+            log("\(player.label): gapless join not measured: \(error)")
+            results.note(player.label, .gaplessGap, "n/a: " + firstLine(error))
+        }
+        return figures
     }
+
+    /// The figures taken while the player plays the 60 s track: CPU and RSS first (nothing else going on), then
+    /// the calls, playerctl, and the control latencies. Also returns notes for figures it could not take.
+    private func playingFigures(_ player: Player, _ session: Session) async throws -> ([Metric: Double], [Metric: String]) {
+        var figures: [Metric: Double] = [:], notes: [Metric: String] = [:]
+        let (_, name) = try await session.launch(player, .playing(media.track))
+        try await session.waitUntilPlaying(name)
+        let processes = session.playerProcesses.withLock { $0 }
+
+        try await Task.sleep(for: .milliseconds(500))
+        let clock = ContinuousClock()
+        let (cpu0, t0) = (ProcessStats.cpuSeconds(processes), clock.now)
+        try await Task.sleep(for: settings.cpuWindow)
+        let (cpu1, t1) = (ProcessStats.cpuSeconds(processes), clock.now)
+        figures[.cpuPerMinute] = (cpu1 - cpu0) / ((t1 - t0).microseconds / 1e6) * 60
+        figures[.rssPlaying] = ProcessStats.residentMiB(processes)
+
+        let floor = try await CallLatency.sequential(session.client, .busGetId, calls: settings.calls)
+        let single = try await CallLatency.sequential(session.client, .position(name), calls: settings.calls)
+        let (floorAll, floorRate) = try await CallLatency.concurrent(address: session.bus.address, .busGetId,
+                                                                     clients: settings.clients, calls: settings.calls)
+        let (all, rate) = try await CallLatency.concurrent(address: session.bus.address, .position(name),
+                                                           clients: settings.clients, calls: settings.calls)
+        figures[.floorP50] = Stats.percentile(floor, 0.5)
+        figures[.floorP99] = Stats.percentile(floor, 0.99)
+        figures[.p50] = Stats.percentile(single, 0.5)
+        figures[.p99] = Stats.percentile(single, 0.99)
+        figures[.floorConcurrentP50] = Stats.percentile(floorAll, 0.5)
+        figures[.concurrentP50] = Stats.percentile(all, 0.5)
+        figures[.concurrentP99] = Stats.percentile(all, 0.99)
+        figures[.concurrentShare] = rate / floorRate * 100
+
+        if let playerctl = TonearmBench.which("playerctl") {
+            var walls: [Double] = []
+            let suffix = String(name.dropFirst("org.mpris.MediaPlayer2.".count))
+            for _ in 0..<settings.playerctlRuns {
+                let outcome = try await TimedCommand.run(playerctl, ["-p", suffix, "status"], environment: session.environment)
+                guard outcome.status == 0, outcome.output == "Playing" else {
+                    throw BenchError("playerctl -p \(suffix) status: \(outcome.status) \(outcome.output)")
+                }
+                walls.append(outcome.wall.microseconds / 1000)
+            }
+            figures[.playerctlStatus] = Stats.median(walls)
+        } else {
+            notes[.playerctlStatus] = "n/a: playerctl not installed"
+        }
+
+        let control = try await ControlLatency.measure(session, name, toggles: settings.toggles, seeks: settings.seeks)
+        if control.playPause.isEmpty {
+            notes[.playPauseMedian] = "no signal"
+            notes[.playPauseP90] = "no signal"
+        } else {
+            figures[.playPauseMedian] = Stats.median(control.playPause)
+            figures[.playPauseP90] = Stats.percentile(control.playPause, 0.9)
+        }
+        for (metric, times, missing) in [(Metric.seekPlaying, control.seekPlaying, control.seekPlayingMissing),
+                                         (.seekPaused, control.seekPaused, control.seekPausedMissing)] {
+            // A player that leaves most seeks unannounced does not send Seeked there: its few signals are no figure.
+            if times.isEmpty || missing * 2 > settings.seeks {
+                notes[metric] = times.isEmpty ? "no signal" : "no signal for \(missing) of \(settings.seeks)"
+            } else {
+                figures[metric] = Stats.median(times)
+                if missing > 0 { notes[metric] = "\(missing) of \(settings.seeks) without Seeked" }
+            }
+        }
+        return (figures, notes)
+    }
+}
+
+func firstLine(_ error: any Error) -> String {
+    "\(error)".split(separator: "\n").first.map(String.init) ?? "failed"
 }
 
 func log(_ line: String) {
@@ -136,6 +186,6 @@ func log(_ line: String) {
 
 /// Three significant digits-ish: 1234, 123, 12.3, 1.23.
 func format(_ value: Double) -> String {
-    let digits = value >= 100 ? 0 : value >= 10 ? 1 : 2
+    let digits = abs(value) >= 100 ? 0 : abs(value) >= 10 ? 1 : 2
     return String(format: "%.\(digits)f", value)
 }

@@ -55,7 +55,7 @@ struct MIDIBench: Sendable {
     private func list(_ folder: URL) async throws -> (Double, Double) {
         try await Session.with(gstRegistry: gstRegistry) { s in
             try configure(s, folder: folder)
-            let (_, name) = try await s.launch(tonearm, tonearm.idleArguments)
+            let (_, name) = try await s.launch(tonearm, .idle)
             var times: [Double] = []
             for _ in 0..<2 {
                 let clock = ContinuousClock()
@@ -74,8 +74,8 @@ struct MIDIBench: Sendable {
     private func renderTonearm(_ file: URL) async throws -> Double {
         try await Session.with(gstRegistry: gstRegistry) { s in
             let out = s.home.file("tonearm.wav")
-            let sink = ["--audio-sink", "audioconvert ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! wavenc ! filesink location=\(out.path)"]
-            let (_, name) = try await s.launch(tonearm, sink)
+            let sink = "\(Session.pcmCaps) ! wavenc ! filesink location=\(out.path)"
+            let (_, name) = try await s.launch(tonearm, .tonearmSink(sink))
             let clock = ContinuousClock()
             let start = clock.now
             _ = try await s.client.call(destination: name, path: Session.mprisPath, interface: "org.tonearm.Player1",

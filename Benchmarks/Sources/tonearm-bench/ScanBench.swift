@@ -103,15 +103,15 @@ struct ScanBench: Sendable {
             let figures = try await tonearmRun()
             if run > 0 { record("tonearm", figures, &results) }
             log("\(name) scan tonearm: " + describe(figures))
-            guard let (mpd, mpc) = mpd, results.failures["mpd"] == nil else { continue }
+            guard let (mpd, mpc) = mpd, results.failures["mpd-scan"] == nil else { continue }
             do {
                 let figures = try await MPD.run(mpd: mpd, mpc: mpc, folder: folder, files: files, timeout: Self.timeout)
-                if run > 0 { record("mpd", figures, &results) }
+                if run > 0 { record("mpd-scan", figures, &results) }
                 log("\(name) scan mpd: " + describe(figures))
             } catch {
                 log("mpd could not be measured: \(error)")
-                results.failures["mpd"] = "\(error)".split(separator: "\n").first.map(String.init) ?? "failed"
-                results.samples["mpd"] = nil
+                results.failures["mpd-scan"] = "\(error)".split(separator: "\n").first.map(String.init) ?? "failed"
+                results.samples["mpd-scan"] = nil
             }
         }
     }
@@ -139,7 +139,7 @@ struct ScanBench: Sendable {
             let quoted = folder.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             // Like `mpc update --wait` on a running mpd: the daemon is up first, then each scan is asked for.
             try "[plugins.library]\nfolders = [\"\(quoted)\"]\nscan-on-start = false\n".write(to: config, atomically: true, encoding: .utf8)
-            let (startup, name) = try await session.launch(tonearm, tonearm.idleArguments)
+            let (startup, name) = try await session.launch(tonearm, .idle)
             guard let child = session.children.withLock({ $0.last }) else { throw BenchError("tonearmd vanished") }
             let cold = try await session.requestScan(tonearm, child, busName: name, expectAdded: files)
             let peak = VmHWM.kilobytes(of: child.pid)

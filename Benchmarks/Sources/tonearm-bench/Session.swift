@@ -3,34 +3,8 @@ import Foundation
 import Synchronization
 import TestSupport
 
-/// A player under test: how to start it idle or playing a file, and the MPRIS name it takes.
-struct Player: Sendable {
-    /// Column heading, e.g. `tonearm`.
-    let label: String
-    /// Its MPRIS bus name; an instance suffix (`….instance123`) is accepted too.
-    let busName: String
-    let executable: String
-    let idleArguments: [String]
-    let playArguments: @Sendable (String) -> [String]
-
-    static func tonearm(_ tonearmd: String) -> Player {
-        let sink = ["--audio-sink", "fakesink sync=true"]
-        return Player(label: "tonearm", busName: "org.mpris.MediaPlayer2.tonearm", executable: tonearmd,
-                      idleArguments: sink, playArguments: { sink + [$0] })
-    }
-
-    /// mpv with mpv-mpris loaded explicitly (`--no-config` skips /etc/mpv/scripts), null audio.
-    static func mpv(_ mpv: String, plugin: String) -> Player {
-        let common = ["--no-config", "--no-video", "--ao=null", "--script=" + plugin]
-        return Player(label: "mpv", busName: "org.mpris.MediaPlayer2.mpv", executable: mpv,
-                      idleArguments: common + ["--idle=yes"], playArguments: { common + ["--loop-file=inf", $0] })
-    }
-
-    func owns(_ name: String) -> Bool { name == busName || name.hasPrefix(busName + ".") }
-}
-
 /// One measurement run: a fresh private bus, fresh HOME and XDG folders, one client connection,
-/// and at most one player process. `Session.with` always tears it all down, also on errors.
+/// and at most one player (one or more processes). `Session.with` always tears it all down, also on errors.
 final class Session: Sendable {
     static let mprisPath = "/org/mpris/MediaPlayer2"
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
@@ -41,15 +15,25 @@ final class Session: Sendable {
     /// GStreamer's plugin registry file, when it is to be shared between runs (else it is rebuilt
     /// in the fresh XDG_CACHE_HOME every time).
     let gstRegistry: String?
+    /// The unprivileged user a player of this session runs as (VLC when the bench is root): the bus admits
+    /// it and HOME belongs to it.
+    let user: BenchUser?
     /// Every process started in this session; `close` terminates them.
     let children = Mutex<[ChildProcess]>([])
+    /// The processes of the player launched last (mpd: mpd and mpDris2), for memory and CPU figures.
+    let playerProcesses = Mutex<[ChildProcess]>([])
+    /// mpd's TCP port on 127.0.0.1, once an mpd runs in this session.
+    let mpdPort = Mutex<Int?>(nil)
 
-    private init(gstRegistry: String?) throws {
+    private init(gstRegistry: String?, user: BenchUser?) throws {
         self.gstRegistry = gstRegistry
-        bus = try PrivateBus.start()
+        self.user = user
+        bus = user == nil ? try PrivateBus.start() : try PrivateBus.start(admittingOtherUsers: true)
         Leftovers.add(home.url.path)
         Leftovers.add(Self.directory(of: bus))
         do { client = try DBusConnection.connect(address: bus.address) } catch { bus.stop(); throw error }
+        _ = environment  // creates the XDG folders
+        user?.own(home.url.path)
     }
 
     /// The private bus's folder (its address is `unix:path=FOLDER/bus`).
@@ -57,8 +41,9 @@ final class Session: Sendable {
         URL(fileURLWithPath: String(bus.address.dropFirst("unix:path=".count))).deletingLastPathComponent().path
     }
 
-    static func with<T: Sendable>(gstRegistry: String?, _ body: (Session) async throws -> T) async throws -> T {
-        let session = try Session(gstRegistry: gstRegistry)
+    /// A session for `player`: one whose bus and HOME admit VLC's unprivileged user when the player is VLC.
+    static func with<T: Sendable>(gstRegistry: String?, for player: Player? = nil, _ body: (Session) async throws -> T) async throws -> T {
+        let session = try Session(gstRegistry: gstRegistry, user: player?.user)
         do {
             let result = try await body(session)
             await session.close()
@@ -70,7 +55,7 @@ final class Session: Sendable {
     }
 
     private func close() async {
-        for child in children.withLock({ $0 }) { await child.terminate() }
+        for child in children.withLock({ $0 }).reversed() { await child.terminate() }
         client.close()
         bus.stop()
         Leftovers.remove(Self.directory(of: bus))
@@ -93,15 +78,20 @@ final class Session: Sendable {
         return env
     }
 
-    /// Starts `player` in a process group of its own (so terminating it also stops anything it started),
-    /// registered for clean-up, its output in the session's player.log.
-    func spawn(_ player: Player, _ arguments: [String]) throws -> ChildProcess {
+    /// Starts a program in a process group of its own (so terminating it also stops anything it started),
+    /// registered for clean-up, its output in the session's `log` file. `asUser` runs it through setpriv as the
+    /// session's unprivileged user.
+    func spawn(_ executable: String, _ arguments: [String], log: String = "player.log", asUser: Bool = false) throws -> ChildProcess {
+        var (program, args) = (executable, arguments)
+        if asUser, let user {
+            (program, args) = (ChildProcess.which("setpriv"), user.setprivPrefix + [executable] + arguments)
+        }
         let child: ChildProcess
         do {
-            child = try ChildProcess(player.executable, arguments, environment: environment, captureOutput: false,
-                                     outputFile: home.file("player.log").path, processGroup: true)
+            child = try ChildProcess(program, args, environment: environment, captureOutput: false,
+                                     outputFile: home.file(log).path, processGroup: true)
         } catch {
-            throw BenchError("cannot start \(player.executable): \(error)")
+            throw BenchError("cannot start \(executable): \(error)")
         }
         children.withLock { $0.append(child) }
         return child
@@ -126,15 +116,16 @@ final class Session: Sendable {
         }
     }
 
-    /// Spawns `player` and waits for its MPRIS name to appear. Returns the time from just before
-    /// the spawn to the NameOwnerChanged signal (subscribed to before spawning), and the name.
-    func launch(_ player: Player, _ arguments: [String], timeout: Duration = .seconds(20)) async throws -> (Duration, String) {
+    /// Starts `player` for `mode` and waits for its MPRIS name to appear. Returns the time from just before
+    /// the first spawn to the NameOwnerChanged signal (subscribed to before spawning), and the name.
+    func launch(_ player: Player, _ mode: Player.Mode, timeout: Duration = .seconds(30)) async throws -> (Duration, String) {
         let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                                interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let clock = ContinuousClock()
         let start = clock.now
-        let child = try spawn(player, arguments)
-        let result = try await Self.watching(child, player, "taking \(player.busName)", timeout: timeout) {
+        let processes = try await startPrograms(player, mode)
+        playerProcesses.withLock { $0 = processes }
+        let result = try await Self.watching(processes.last!, player, "taking \(player.busName)", timeout: timeout) {
             for await signal in changes {
                 let args = signal.arguments.map { $0.stringValue ?? "" }
                 if args.count == 3, player.owns(args[0]), !args[2].isEmpty { return (clock.now, args[0]) }
@@ -145,15 +136,21 @@ final class Session: Sendable {
         return (appeared - start, name)
     }
 
+    /// The log of the player launched last, for error messages.
+    var playerLog: String { String((playerProcesses.withLock { $0.first }?.writtenOutput ?? "").suffix(2000)) }
+
     /// Waits until the player at `name` reports PlaybackStatus "Playing".
     func waitUntilPlaying(_ name: String, timeout: Duration = .seconds(20)) async throws {
-        let playing = await eventually(timeout: timeout) {
-            (try? await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface,
-                                           name: "PlaybackStatus"))?.stringValue == "Playing"
+        guard try await waitForStatus(name, "Playing", timeout: timeout) else {
+            throw BenchError("\(name) did not start playing within \(timeout):\n\(playerLog)")
         }
-        guard playing else {
-            let log = children.withLock({ $0.last })?.writtenOutput.suffix(2000) ?? ""
-            throw BenchError("\(name) did not start playing within \(timeout):\n\(log)")
+    }
+
+    /// Polls PlaybackStatus until it is `status`; false on timeout.
+    func waitForStatus(_ name: String, _ status: String, timeout: Duration, interval: Duration = .milliseconds(20)) async throws -> Bool {
+        await eventually(timeout: timeout, interval: interval) {
+            (try? await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface,
+                                           name: "PlaybackStatus"))?.stringValue == status
         }
     }
 }

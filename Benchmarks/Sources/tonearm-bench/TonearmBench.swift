@@ -7,7 +7,7 @@ import TestSupport
 struct TonearmBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm-bench",
-        abstract: "Measures tonearmd beside mpv + mpv-mpris (start-up, Get(Position)) and mpd (library scan); prints Markdown tables with ratios.",
+        abstract: "Measures tonearmd beside mpv + mpv-mpris, VLC and mpd + mpDris2; prints Markdown tables with ratios to the best peer.",
         discussion: "Each figure is the median over --runs runs; every run uses a fresh private bus and fresh HOME/XDG folders.")
 
     @Option(help: "Runs per figure (default 5, or 2 with --quick).")
@@ -28,13 +28,13 @@ struct TonearmBench: AsyncParsableCommand {
     @Option(help: "Minutes of music in the long SMF rendered (default 10, or 1 with --quick).")
     var midiMinutes: Int?
 
-    @Flag(help: "Reduced size for CI: 2 runs, 200 calls, 1000 files, 200 MIDI files, 1 minute of MIDI.")
+    @Flag(help: "Reduced size for CI: 2 runs, 200 calls, 2 s of CPU counting, 1000 files, 200 MIDI files, 1 minute of MIDI.")
     var quick = false
 
     @Option(help: "The tonearmd to measure (default: .build/release/tonearmd, else the one beside this binary).")
     var tonearmd: String?
 
-    @Flag(help: "Measure tonearm only, not mpv or mpd.")
+    @Flag(help: "Measure tonearm only, not mpv, VLC, mpd or fluidsynth.")
     var skipPeers = false
 
     @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
@@ -51,46 +51,42 @@ struct TonearmBench: AsyncParsableCommand {
 
     func run() async throws {
         Cleanup.install()
-        let runs = self.runs ?? (quick ? 2 : 5)
-        let calls = self.calls ?? (quick ? 200 : 2000)
+        let settings = Bench.Settings(
+            runs: runs ?? (quick ? 2 : 5), calls: calls ?? (quick ? 200 : 2000), clients: clients,
+            cpuWindow: .seconds(quick ? 2 : 10), idleSettle: .milliseconds(quick ? 500 : 1000),
+            toggles: quick ? 4 : 10, seeks: quick ? 3 : 6, playerctlRuns: quick ? 3 : 5)
         let scanFiles = self.scanFiles ?? (quick ? 1000 : 10_000)
         let root = Self.packageRoot
         let tonearmdPath = try resolveTonearmd(root: root)
-
-        var players = [Player.tonearm(tonearmdPath)]
-        var peerStatus = ["mpv": "skipped", "mpd": "skipped"]
-        var mpd: (String, String)?
-        if !skipPeers {
-            if let mpv = Self.which("mpv"), let plugin = Self.mprisPlugin {
-                players.append(.mpv(mpv, plugin: plugin))
-            } else {
-                peerStatus["mpv"] = "not installed"
-            }
-            if let server = Self.which("mpd"), let client = Self.which("mpc") {
-                mpd = (server, client)
-            } else {
-                peerStatus["mpd"] = "not installed"
-            }
-        }
+        let cli = URL(fileURLWithPath: tonearmdPath).deletingLastPathComponent().appendingPathComponent("tonearm").path
+        let tonearm = Player.tonearm(tonearmdPath, cli: FileManager.default.isExecutableFile(atPath: cli) ? cli : nil)
+        let (peers, peerStatus, scanPeer) = skipPeers ? ([], ["mpv": "skipped", "vlc": "skipped", "mpd": "skipped", "mpd-scan": "skipped"], nil)
+            : Self.findPeers()
 
         let media = TemporaryDirectory("tonearm-bench-media")
         Leftovers.add(media.url.path)
         defer { Leftovers.remove(media.url.path) }
-        let track = media.file("sine-60s.wav")
+        // VLC runs as an unprivileged user: it must reach the played files (only those, in play/).
+        _ = chmod(media.url.path, 0o711)
+        let play = media.file("play")
+        try FileManager.default.createDirectory(at: play, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let track = play.appendingPathComponent("sine-60s.wav")
         try WAV.sine(seconds: 60).write(to: track)
+        let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
 
-        let bench = Bench(players: players, runs: runs, calls: calls, clients: clients, track: track.path,
+        let bench = Bench(players: [tonearm] + peers, settings: settings,
+                          media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
                           gstRegistry: media.file("gst-registry.bin").path)
         var results = try await bench.measure()
 
         let library = media.file("library")
         log("generating \(scanFiles) tagged files in \(library.path)")
         let scanBytes = try await ScanLibrary.generate(count: scanFiles, in: library, scratch: media.url)
-        let scan = ScanBench(tonearm: players[0], mpd: mpd, runs: runs, folder: library.path, files: scanFiles,
+        let scan = ScanBench(tonearm: tonearm, mpd: scanPeer, runs: settings.runs, folder: library.path, files: scanFiles,
                              gstRegistry: bench.gstRegistry)
         try await scan.measure(into: &results)
 
-        let midi = MIDIBench(tonearm: players[0], runs: runs, files: midiFiles ?? (quick ? 200 : 5000),
+        let midi = MIDIBench(tonearm: tonearm, runs: settings.runs, files: midiFiles ?? (quick ? 200 : 5000),
                              minutes: midiMinutes ?? (quick ? 1 : 10), fluidsynth: skipPeers ? nil : Self.which("fluidsynth"),
                              fluidsynthAbsence: skipPeers ? "skipped" : "not installed",
                              gstRegistry: bench.gstRegistry, scratch: media.url)
@@ -98,8 +94,8 @@ struct TonearmBench: AsyncParsableCommand {
         let fluidsynthVersion = skipPeers ? "skipped" : await Self.fluidsynthVersion()
 
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
-        var report = Report(players: players.map(\.label) + (mpd == nil ? [] : ["mpd"]), peerStatus: peerStatus,
-                            results: results, versions: versions, runs: runs, calls: calls, clients: clients,
+        var report = Report(measured: Set(["tonearm"] + peers.map(\.label)), scanPeerMeasured: scanPeer != nil,
+                            peerStatus: peerStatus, results: results, versions: versions, settings: settings,
                             scanFiles: scanFiles, scanBytes: scanBytes).markdown
         report += midi.markdown(midiFigures, fluidsynthVersion: fluidsynthVersion).joined(separator: "\n") + "\n"
         print(report, terminator: "")
@@ -109,6 +105,31 @@ struct TonearmBench: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: out.deletingLastPathComponent(), withIntermediateDirectories: true)
         try report.write(to: out, atomically: true, encoding: .utf8)
         FileHandle.standardError.write(Data("wrote \(out.path)\n".utf8))
+    }
+
+    /// The installed peers, what to print for each missing one, and mpd + mpc for the scan table.
+    static func findPeers() -> ([Player], [String: String], (String, String)?) {
+        var peers: [Player] = [], status: [String: String] = [:]
+        if let mpv = which("mpv"), let plugin = mprisPlugin {
+            peers.append(.mpv(mpv, plugin: plugin))
+        } else {
+            status["mpv"] = "not installed"
+        }
+        if let vlc = which("vlc") {
+            let user = BenchUser.forVLC()
+            if geteuid() == 0 && user == nil { status["vlc"] = "n/a: root, and no user nobody to run VLC as" } else { peers.append(.vlc(vlc, user: user)) }
+        } else {
+            status["vlc"] = "not installed"
+        }
+        let (mpd, mpc, mpDris2) = (which("mpd"), which("mpc"), which("mpDris2"))
+        if let mpd, let mpc, let mpDris2 {
+            peers.append(.mpd(mpd, mpDris2: mpDris2, mpc: mpc))
+        } else {
+            status["mpd"] = "not installed" + (mpd != nil && mpc != nil ? " (mpDris2)" : "")
+        }
+        var scanPeer: (String, String)?
+        if let mpd, let mpc { scanPeer = (mpd, mpc) } else { status["mpd-scan"] = "not installed" }
+        return (peers, status, scanPeer)
     }
 
     // MARK: Finding things
@@ -190,7 +211,11 @@ struct TonearmBench: AsyncParsableCommand {
             let mpd = await run(["mpd", "--version"])?.split(separator: "\n").first.map(String.init)
             list.append(("mpd", mpd ?? "not installed"))
             list.append(("mpc", await package("mpc") ?? (which("mpc") == nil ? "not installed" : "unknown version")))
+            list.append(("mpDris2", await package("mpdris2") ?? (which("mpDris2") == nil ? "not installed" : "unknown version")))
+            // `vlc --version` refuses to run as root, so the package's version.
+            list.append(("VLC", await package("vlc-bin") ?? (which("vlc") == nil ? "not installed" : "unknown version")))
         }
+        list.append(("playerctl", await package("playerctl") ?? (which("playerctl") == nil ? "not installed" : "unknown version")))
         var dbus = await package("dbus-daemon")
         if dbus == nil { dbus = await run(["dbus-daemon", "--version"])?.split(separator: "\n").first.map(String.init) }
         list.append(("dbus-daemon", dbus ?? "unknown"))
