@@ -15,6 +15,7 @@ struct SharesInterface: DBusInterfaceHandler {
             switch method {
             case "Open":
                 let uris = a[0].arrayValue?.compactMap(\.stringValue) ?? []
+                try Player.checkBatch(uris)
                 let (ids, refused) = await player.open(uris)
                 return [.objectPathArray(ids.map(\.path)),
                         .array(element: "(ss)", refused.map { .structure([.string($0.uri), .string($0.error.message)]) })]

