@@ -312,6 +312,10 @@ public final class LocalLibrary: SourcePlugin {
         guard path.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path.string) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path.string) }
         guard path.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path.string) }
+        // Not indexed yet: read it now (milliseconds), so a truncated or broken file is refused with its reason.
+        if TagReader.audioExtensions.contains(path.lowercasedExtension), case .failure(let reason) = await readNow(path) {
+            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+        }
         return TrackMetadata(url: uri.absoluteString, title: path.stem)
     }
 

@@ -16,6 +16,8 @@ public struct FileSource: SourcePlugin {
         guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
         guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
+        // GStreamer plays a cut-off WAV or AIFF as a shorter file without a word; its header tells.
+        if let reason = Truncation.reason(path) { throw TonearmError("Truncated", "cannot play \(path): \(reason)") }
         let name = uri.deletingPathExtension().lastPathComponent
         return TrackMetadata(url: uri.absoluteString, title: name)
     }

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import ReceivedShares
+import TonearmCore
 
 @Suite struct FileTransferTests {
     @Test func movesIntoAFreeNameAndNeverReplaces() throws {

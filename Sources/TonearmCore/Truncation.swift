@@ -2,10 +2,12 @@ import Foundation
 
 /// Sizes that RIFF (WAV) and IFF (AIFF) headers promise, checked against the file: a transfer that broke off
 /// leaves a header announcing more than is there, which GStreamer quietly plays as a shorter file.
-enum Truncation {
+public enum Truncation {
     /// Why the file is truncated, or nil when its header and size agree (or it is neither WAV nor AIFF).
-    static func reason(_ path: String) -> String? {
-        guard let size = InboxWatcher.regularFile(path)?.size, let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    public static func reason(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        let size = Int64(info.st_size)
         defer { try? handle.close() }
         let head = [UInt8]((try? handle.read(upToCount: 65_536)) ?? Data())
         guard head.count >= 12 else { return nil }
