@@ -25,6 +25,8 @@ public actor Player {
     private var rate = 1.0
     private var tickInterval: Duration
     private var canSeek = false
+    /// Where the loaded track is opening (µs) until the engine reports its start there.
+    private var pendingStart: Int64?
     /// The entry whose stream the engine has (or is opening); nil when stopped.
     private var loaded: TrackID?
     /// The entry last reported as heard; a second start of the same one is a repeat.
@@ -91,7 +93,13 @@ public actor Player {
     /// Position in the current track in microseconds (0 when stopped).
     public func position() -> Int64 {
         guard status != .stopped, loaded != nil else { return 0 }
-        return max(0, (engine.position ?? 0) / 1000)
+        // While a track opens at a saved position (after a restart), the engine knows no position yet.
+        let now = max(0, (engine.position ?? 0) / 1000)
+        if let pending = pendingStart {
+            guard now > 0 else { return pending }
+            pendingStart = nil
+        }
+        return now
     }
 
     // MARK: Transport
@@ -166,6 +174,7 @@ public actor Player {
 
     /// Relative seek in microseconds: clamps at 0, and past the end acts as Next.
     public func seek(by offset: Int64) {
+        pendingStart = nil
         guard canSeek, status != .stopped, loaded != nil else { return }
         let (target, overflow) = position().addingReportingOverflow(offset)
         let clamped = overflow ? (offset < 0 ? 0 : Int64.max) : max(0, target)
@@ -178,6 +187,7 @@ public actor Player {
 
     /// Absolute seek; ignored for a stale track id or a position outside the track.
     public func setPosition(_ id: TrackID, _ microseconds: Int64) {
+        pendingStart = nil
         guard canSeek, status != .stopped, loaded != nil, id == queue.currentID, microseconds >= 0 else { return }
         if let length = queue.current?.metadata.length, microseconds > length { return }
         _ = engine.seek(to: microseconds * 1000)
@@ -472,6 +482,7 @@ public actor Player {
             applyMetadataNow(id, track.metadata.merging(tags, artCache: artCache))
         case .seekCompleted(let item, let ns):
             guard TrackID(serial: item.token) == loaded else { return }
+            pendingStart = nil
             canSeek = true
             eventSink.yield(.seeked(ns / 1000))
             emitTick(position: ns / 1000)
@@ -602,6 +613,7 @@ public actor Player {
         loaded = id
         heard = nil
         canSeek = track.metadata.seeksDespiteQuery == true
+        pendingStart = position > 0 ? position : nil
         engine.load(Self.item(track, serial), startPaused: paused, at: max(0, position) * 1000)
         if rate != 1.0 { _ = engine.setRate(rate) }
         status = paused ? .paused : .playing
