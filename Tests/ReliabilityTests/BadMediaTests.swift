@@ -25,10 +25,11 @@ import Testing
             var random = SeededGenerator(seed: Reliability.seed &+ UInt64(ext.count))
             try write("random.\(ext)", Data((0..<20_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }), "random bytes")
         }
+        // Only offsets inside each file: a cut at or past the end is the whole file.
         for offset in offsets {
-            try write("cut \(offset).wav", wav.prefix(offset), "WAV truncated at byte \(offset)")
-            try write("cut \(offset).flac", flac.prefix(offset), "FLAC truncated at byte \(offset)")
-            try write("cut \(offset).ogg", ogg.prefix(offset), "Ogg truncated at byte \(offset)")
+            if offset < wav.count { try write("cut \(offset).wav", wav.prefix(offset), "WAV truncated at byte \(offset)") }
+            if offset < flac.count { try write("cut \(offset).flac", flac.prefix(offset), "FLAC truncated at byte \(offset)") }
+            if offset < ogg.count { try write("cut \(offset).ogg", ogg.prefix(offset), "Ogg truncated at byte \(offset)") }
         }
         try write("flac head, wav body.wav", flac.prefix(200) + wav.dropFirst(200), "a FLAC header on WAV data")
         try write("ogg head.mp3", ogg.prefix(100) + Data(repeating: 0, count: 5000), "an Ogg page then zeros, named .mp3")
@@ -46,7 +47,7 @@ import Testing
     }
 
     static func encode(_ url: URL, _ chain: [String]) async throws {
-        let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=30", "!", "audioconvert", "!"]
+        let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=200", "wave=pink-noise", "!", "audioconvert", "!"]
             + chain + ["!", "filesink", "location=\(url.path)"])
         try #require(status == 0, "\(err)")
     }
