@@ -12,7 +12,12 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
         switch method {
         case "Quit":
-            Task { await quit() }
+            // The reply must leave before the connection closes: shut down a moment after answering (under load,
+            // quitting at once could close the bus connection first, and the caller got NoReply).
+            Task {
+                try? await Task.sleep(for: .milliseconds(200))
+                await quit()
+            }
             return []
         case "Raise":
             return [] // CanRaise is false: there is no window to raise.

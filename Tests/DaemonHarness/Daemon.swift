@@ -19,6 +19,8 @@ public final class Daemon: @unchecked Sendable {
     public let logFile: URL
     /// Set before `start` for the daemon's environment (JOURNAL_STREAM, say).
     public var extraEnvironment: [String: String] = [:]
+    /// Another tonearmd to run (a sanitizer build, say); default: the one beside the tests.
+    public var daemonExecutable: String?
 
     public init() throws {
         bus = try PrivateBus.start()
@@ -57,7 +59,7 @@ public final class Daemon: @unchecked Sendable {
     public func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
         var args = ["--audio-sink", sink]
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
-        let p = try ChildProcess(Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
+        let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)
         process = p
         let up = try await eventually(timeout: .seconds(20)) {

@@ -42,30 +42,23 @@ import Testing
                         let choice = random.next() % 100
                         let clock = ContinuousClock()
                         let start = clock.now
-                        let what: String
                         do {
                             switch choice {
                             case 0..<45:
-                                what = "Get(Position)"
                                 _ = try await connection.getProperty(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, name: "Position")
                             case 45..<65:
-                                what = "GetAll"
                                 _ = try await connection.getAllProperties(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player)
                             case 65..<75:
-                                what = "Seek"
                                 _ = try await connection.call(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, member: "Seek",
                                                               arguments: [.int64(Int64(random.next() % 2_000_000) - 1_000_000)])
                             case 75..<82:
-                                what = "PlayPause"
                                 _ = try await connection.call(destination: Daemon.busName, path: Daemon.path, interface: Daemon.player, member: "PlayPause")
                             case 82..<91:
-                                what = "AddTrack"
                                 _ = try await connection.call(destination: Daemon.busName, path: Daemon.path, interface: Daemon.trackList, member: "AddTrack",
                                                               arguments: [.string(Daemon.uri(songs[Int(random.next() % 4)])), .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack"), .bool(false)])
                                 let tracks = try await connection.getProperty(destination: Daemon.busName, path: Daemon.path, interface: Daemon.trackList, name: "Tracks")
                                 if let first = tracks.arrayValue?.first?.stringValue { added.append(first) }
                             default:
-                                what = "RemoveTrack"
                                 guard let id = added.popLast() else { continue }
                                 _ = try await connection.call(destination: Daemon.busName, path: Daemon.path, interface: Daemon.trackList, member: "RemoveTrack",
                                                               arguments: [.objectPath(id)])
