@@ -41,6 +41,7 @@ import Testing
         try await Task.sleep(for: .seconds(11))
         let after = (rss: Reliability.rss(pid) ?? 0, fds: Reliability.fileDescriptors(pid) ?? 0, threads: Reliability.threads(pid) ?? 0)
         let growth = before.rss > 0 ? Double(after.rss - before.rss) / Double(before.rss) : 0
+        let alive = d.process?.isRunning == true
         var leaked = "not measured (no sanitizer build given)"
         if sanitized != nil {
             _ = await d.terminate() // LeakSanitizer reports when the process exits
@@ -49,7 +50,7 @@ import Testing
             leaked = summary == nil ? "0 bytes" : "\(bytes) bytes (\(summary!))"
             #expect(bytes < 65_536, "LeakSanitizer: \(summary ?? "")")
         }
-        #expect(d.process?.isRunning == true)
+        #expect(alive, "the daemon died during the track changes")
         // Under AddressSanitizer freed memory sits in its quarantine: the RSS bound holds for the plain build only.
         if sanitized == nil { #expect(growth < 0.10, "RSS \(before.rss) → \(after.rss) kB") }
         #expect(after.fds <= before.fds + 2, "file descriptors \(before.fds) → \(after.fds)")

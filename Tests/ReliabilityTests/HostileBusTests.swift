@@ -137,7 +137,7 @@ import Testing
             if n == warmUp {
                 _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray(media), .bool(true)])
                 try await Task.sleep(for: .seconds(11))
-                rssBefore = Reliability.rss(pid) ?? 0
+                rssBefore = await Reliability.settledRSS(pid)
                 outcome = Outcome()
             }
             if n % 200 == 0 { fuzzer.paths += (try? await d.tracks()) ?? [] }
@@ -218,7 +218,7 @@ import Testing
         _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray(media), .bool(true)])
         // The daemon gives freed memory back to the system every 10 s (malloc_trim).
         try await Task.sleep(for: .seconds(11))
-        let rssAfter = Reliability.rss(pid) ?? 0
+        let rssAfter = await Reliability.settledRSS(pid)
         let alive = try await d.client.nameHasOwner(Daemon.busName)
         let answering = (try? await d.status()) != nil
         let growth = rssBefore > 0 ? Double(rssAfter - rssBefore) / Double(rssBefore) : 0

@@ -34,6 +34,17 @@ enum Reliability {
         try? (lines.joined(separator: "\n") + "\n").write(to: reportFolder.appendingPathComponent("part\(part).md"), atomically: true, encoding: .utf8)
     }
 
+    /// The lowest resident memory seen over three samples a second apart (kB): transient allocations of the
+    /// moment are not growth.
+    static func settledRSS(_ pid: pid_t) async -> Int {
+        var lowest = Int.max
+        for i in 0..<3 {
+            if i > 0 { try? await Task.sleep(for: .seconds(1)) }
+            if let now = rss(pid) { lowest = min(lowest, now) }
+        }
+        return lowest == .max ? 0 : lowest
+    }
+
     /// Resident memory of a process, in kB (VmRSS).
     static func rss(_ pid: pid_t) -> Int? { status(pid, "VmRSS") }
 
