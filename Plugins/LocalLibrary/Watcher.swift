@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TonearmCore
 
 /// inotify watches on folders, read on a thread of its own. Changes are gathered until half a second passes with
 /// none, then handed over as the set of folders they touched (or `overflow` when the kernel dropped events).
@@ -10,28 +11,14 @@ final class Watcher: Sendable {
     static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
     static let debounce: Duration = .milliseconds(500)
 
-    private let fd: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let channel: InotifyChannel
+    private var fd: Int32 { channel.fd }
     private let watches = Mutex<[Int32: RawPath]>([:])
     private let stopped = Atomic<Bool>(false)
     private let handler: Handler
 
     init(_ handler: @escaping Handler) throws {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE)
-        }
-        for p in pipeFDs {
-            _ = fcntl(p, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(p, F_SETFL, O_NONBLOCK)
-        }
-        self.fd = fd
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
+        channel = try InotifyChannel()
         self.handler = handler
     }
 
@@ -56,16 +43,11 @@ final class Watcher: Sendable {
 
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        channel.wake()
     }
 
     private func run() {
-        defer {
-            close(fd)
-            close(wakeRead)
-            close(wakeWrite)
-        }
+        defer { channel.close() }
         var pending = Set<RawPath>()
         var overflow = false
         var deadline: ContinuousClock.Instant?
@@ -76,7 +58,7 @@ final class Watcher: Sendable {
                 let left = deadline - ContinuousClock.now
                 timeout = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
             }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: channel.wakeRead, events: Int16(POLLIN), revents: 0)]
             let r = poll(&fds, 2, timeout)
             if r < 0 && errno != EINTR { break }
             if stopped.load(ordering: .acquiring) { break }

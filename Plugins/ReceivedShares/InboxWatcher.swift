@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TonearmCore
 
 /// Decides when a file in an inbox is complete, on a thread of its own: it must have been closed after writing
 /// (or renamed in, or been there at start, or a sender said so), keep its size and time for `settle`, not carry a
@@ -27,28 +28,14 @@ final class InboxWatcher: Sendable {
     private let inboxes: [String]
     private let settle: Duration
     private let ready: Ready
-    private let fd: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let channel: InotifyChannel
+    private var fd: Int32 { channel.fd }
     private let stopped = Atomic<Bool>(false)
     /// Paths handed in from other threads (sender announcements), picked up by the watcher thread.
     private let announcements = Mutex<[String]>([])
 
     init(inboxes: [String], settle: Duration, ready: @escaping Ready) throws {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE)
-        }
-        for p in pipeFDs {
-            _ = fcntl(p, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(p, F_SETFL, O_NONBLOCK)
-        }
-        self.fd = fd
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
+        channel = try InotifyChannel()
         self.inboxes = inboxes
         self.settle = settle
         self.ready = ready
@@ -72,17 +59,10 @@ final class InboxWatcher: Sendable {
         wake()
     }
 
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
+    private func wake() { channel.wake() }
 
     private func run() {
-        defer {
-            close(fd)
-            close(wakeRead)
-            close(wakeWrite)
-        }
+        defer { channel.close() }
         var folders: [Int32: String] = [:]
         var candidates: [String: Candidate] = [:]
         for inbox in inboxes {
@@ -104,13 +84,12 @@ final class InboxWatcher: Sendable {
                 let left = next - .now
                 timeout = max(10, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
             }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: channel.wakeRead, events: Int16(POLLIN), revents: 0)]
             let r = poll(&fds, 2, timeout)
             if r < 0 && errno != EINTR { break }
             if stopped.load(ordering: .acquiring) { break }
             if fds[1].revents & Int16(POLLIN) != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeRead, &drain, 64) > 0 {}
+                channel.drainWakes()
                 for path in announcements.withLock({ list in defer { list = [] }; return list }) {
                     guard let info = Self.regularFile(path) else { continue }
                     candidates[path] = Candidate(size: info.size, mtime: info.mtime, closed: true, announced: true, stableSince: .now)
