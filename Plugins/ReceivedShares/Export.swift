@@ -42,18 +42,18 @@ extension ReceivedShares {
         let exportMode = try Self.exportMode(mode)
         let stem = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
         let isMIDI = MediaExport.typefind(source) == "audio/midi"
-        let fileExtension: String = try await withCheckedThrowingContinuation { continuation in
+        // The plan (and with it the extension) is made once, before the export starts, so a stream that cannot be
+        // passed through is refused at once.
+        let (fileExtension, plan): (String, MediaExport.Plan?) = try await withCheckedThrowingContinuation { continuation in
             exportQueue.async {
-                continuation.resume(with: Result { () throws -> String in
+                continuation.resume(with: Result { () throws -> (String, MediaExport.Plan?) in
                     switch exportMode {
-                    case .transcode(let format): return format.rawValue
-                    case .passthrough where isMIDI: return "mid"
+                    case .transcode(let format): return (format.rawValue, nil)
+                    case .passthrough where isMIDI: return ("mid", nil)
                     case .passthrough:
                         do {
-                            let container = MediaExport.typefind(source)
-                            let caps = ["audio/x-wav", "audio/x-aiff"].contains(container) ? container!
-                                : try MediaProbe.audioCaps(uri: URL(fileURLWithPath: source).absoluteString, timeout: .seconds(30))
-                            return try MediaExport.passthroughPlan(caps: caps).fileExtension
+                            let plan = try MediaExport.passthroughPlan(file: source)
+                            return (plan.fileExtension, plan)
                         } catch {
                             throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? PlaybackError)?.message ?? "\(error)")")
                         }
@@ -72,7 +72,7 @@ extension ReceivedShares {
                 if exportMode == .passthrough && isMIDI {
                     try FileTransfer.copy(source, to: temp)
                 } else {
-                    try MediaExport.run(source: source, destination: temp, mode: exportMode, cancellation: cancellation) { fraction in
+                    try MediaExport.run(source: source, destination: temp, mode: exportMode, plan: plan, cancellation: cancellation) { fraction in
                         guard fraction - lastReported >= 0.01 || fraction == 1 else { return }
                         lastReported = fraction
                         emit(.exportProgress(id: id, fraction: fraction))

@@ -81,6 +81,15 @@ public enum MediaExport {
         }
     }
 
+    /// The passthrough plan for a file: WAV and AIFF are known from their first bytes; the discoverer names the
+    /// stream of anything else.
+    public static func passthroughPlan(file: String) throws(PlaybackError) -> Plan {
+        let container = typefind(file)
+        let caps = ["audio/x-wav", "audio/x-aiff"].contains(container) ? container!
+            : try MediaProbe.audioCaps(uri: URL(fileURLWithPath: file).absoluteString, timeout: .seconds(30))
+        return try passthroughPlan(caps: caps)
+    }
+
     /// Something that says stop: set it from any thread.
     public final class Cancellation: Sendable {
         private let flag = Atomic<Bool>(false)
@@ -91,17 +100,16 @@ public enum MediaExport {
 
     /// Writes `source` (a file path) to `destination` in `mode`. `progress` gets 0…1 now and then (on this thread).
     /// On failure or cancellation the destination may hold a partial file: the caller writes to a temporary name.
-    public static func run(source: String, destination: String, mode: Mode, cancellation: Cancellation,
+    /// `plan`: the passthrough plan when the caller already made it (so the file is not probed twice).
+    public static func run(source: String, destination: String, mode: Mode, plan: Plan? = nil, cancellation: Cancellation,
                            progress: (Double) -> Void) throws(PlaybackError) {
         GStreamer.ensureInitialized()
         let description: String
         switch mode {
         case .passthrough:
-            // WAV and AIFF are known from their first bytes; the discoverer names the stream of anything else.
-            let container = typefind(source)
-            let caps = ["audio/x-wav", "audio/x-aiff"].contains(container) ? container!
-                : try MediaProbe.audioCaps(uri: URL(fileURLWithPath: source).absoluteString, timeout: .seconds(30))
-            description = "filesrc name=source ! parsebin ! \(try passthroughPlan(caps: caps).chain) ! filesink name=sink"
+            let chosen: Plan
+            if let plan { chosen = plan } else { chosen = try passthroughPlan(file: source) }
+            description = "filesrc name=source ! parsebin ! \(chosen.chain) ! filesink name=sink"
         case .transcode(let format):
             description = "uridecodebin name=decode ! audioconvert ! audioresample ! \(format.chain) ! filesink name=sink"
         }

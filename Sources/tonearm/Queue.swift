@@ -93,33 +93,31 @@ struct QueueList: AsyncParsableCommand {
 struct QueueAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Append files or URIs to the queue.")
 
-    @Argument(help: ArgumentHelp("Files or URIs.", valueName: "file-or-uri"))
-    var items: [String]
+    @OptionGroup var items: QueueItems
 
-    @OptionGroup var output: JSONOption
-
-    func run() async throws {
-        let uris = try MediaLocation.uris(for: items)
-        let client = try PlayerClient.connect()
-        try await client.ensureDaemonRunning()
-        try await client.enqueue(uris)
-        try await Queue.report(client, output.json)
-    }
+    func run() async throws { try await items.send(next: false) }
 }
 
 struct QueueInsert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "insert", abstract: "Insert files or URIs right after the current track.")
 
+    @OptionGroup var items: QueueItems
+
+    func run() async throws { try await items.send(next: true) }
+}
+
+/// What `queue add` and `queue insert` take, and how they hand it over (starting the daemon when needed).
+struct QueueItems: ParsableArguments {
     @Argument(help: ArgumentHelp("Files or URIs.", valueName: "file-or-uri"))
     var items: [String]
 
     @OptionGroup var output: JSONOption
 
-    func run() async throws {
+    func send(next: Bool) async throws {
         let uris = try MediaLocation.uris(for: items)
         let client = try PlayerClient.connect()
         try await client.ensureDaemonRunning()
-        try await client.enqueueNext(uris)
+        if next { try await client.enqueueNext(uris) } else { try await client.enqueue(uris) }
         try await Queue.report(client, output.json)
     }
 }
