@@ -5,6 +5,9 @@
 
 PREFIX ?= $(HOME)/.local
 CONFIGURATION ?= release
+# The Swift runtime and Foundation linked in: about half the start-up time (no symbol lookups across a dozen
+# shared libraries) and less memory per process. `make SWIFT_FLAGS=` links them dynamically.
+SWIFT_FLAGS ?= --static-swift-stdlib
 BINDIR = $(PREFIX)/bin
 DATADIR = $(PREFIX)/share
 # SKIP_BUILD=1 BUILD=DIR installs binaries already built in DIR (the tests do, from inside `swift test`).
@@ -30,8 +33,8 @@ all: build docs
 build:
 	scripts/install-deps
 	scripts/gen-interfaces
-	swift build -c $(CONFIGURATION) --product tonearmd
-	swift build -c $(CONFIGURATION) --product tonearm
+	swift build -c $(CONFIGURATION) $(SWIFT_FLAGS) --product tonearmd
+	swift build -c $(CONFIGURATION) $(SWIFT_FLAGS) --product tonearm
 
 # Completions and man pages come from the command definitions themselves (swift-argument-parser).
 docs: $(if $(SKIP_BUILD),,build)

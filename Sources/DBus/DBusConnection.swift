@@ -9,13 +9,15 @@ import Synchronization
 public final class DBusConnection: Sendable {
     let core: ConnectionCore
     let objects = ObjectTree()
+    let gate = CallGate()
 
     private init(core: ConnectionCore) {
         self.core = core
         core.start()
         let objects = self.objects
-        Task.detached { [core, objects] in
+        Task.detached { [core, objects, gate] in
             for await call in core.incomingCalls {
+                await gate.pass()
                 let result = await objects.handle(call)
                 if call.noReply { continue }
                 let box: MessageBox?
@@ -97,6 +99,17 @@ public final class DBusConnection: Sendable {
         }
         semaphore.wait()
         return try result.withLock { $0! }.get()
+    }
+
+    /// Keeps incoming method calls waiting (queued, in order) until `releaseIncomingCalls`: a service can take its
+    /// well-known name before it is ready to answer, the way D-Bus activation and socket activation expect.
+    public func holdIncomingCalls() {
+        gate.hold()
+    }
+
+    /// Answers the calls held since `holdIncomingCalls`, in arrival order, and every call after them.
+    public func releaseIncomingCalls() {
+        gate.release()
     }
 
     /// Exports `handlers` at `path` (replacing what was there; an empty list unexports).

@@ -37,12 +37,12 @@ struct TonearmLogHandler: LogHandler {
         case .journal:
             text = "<\(Self.syslogPriority(level))>\(label): \(message)\(fields)\n"
         case .terminal:
-            let time = Self.clock.string(from: Date())
+            let time = LogTimestamp.now().clock
             let name = level.rawValue.uppercased()
             let painted = level >= .error ? "\u{1B}[31m\(name)\u{1B}[0m" : level >= .warning ? "\u{1B}[33m\(name)\u{1B}[0m" : name
             text = "\(time) \(painted) \(label): \(message)\(fields)\n"
         case .plain:
-            text = "\(Self.iso.string(from: Date())) \(level.rawValue) \(label): \(message)\(fields)\n"
+            text = "\(LogTimestamp.now().iso) \(level.rawValue) \(label): \(message)\(fields)\n"
         }
         FileHandle.standardError.write(Data(text.utf8))
     }
@@ -58,17 +58,38 @@ struct TonearmLogHandler: LogHandler {
         case .critical: 2
         }
     }
+}
 
-    static let clock: DateFormatter = {
-        let f = DateFormatter()
-        f.dateFormat = "HH:mm:ss.SSS"
-        return f
-    }()
+/// The local time of a log line, formatted by hand: DateFormatter would load ICU's locale and calendar data, about
+/// 6 MB of the idle daemon's memory, for two fixed formats.
+struct LogTimestamp {
+    var parts = tm()
+    var milliseconds = 0
 
-    static let iso: DateFormatter = {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
-        return f
-    }()
+    static func now() -> LogTimestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var stamp = LogTimestamp(milliseconds: spec.tv_nsec / 1_000_000)
+        var seconds = spec.tv_sec
+        localtime_r(&seconds, &stamp.parts)
+        return stamp
+    }
+
+    /// 14:03:27.051
+    var clock: String {
+        "\(Self.digits(parts.tm_hour, 2)):\(Self.digits(parts.tm_min, 2)):\(Self.digits(parts.tm_sec, 2)).\(Self.digits(milliseconds, 3))"
+    }
+
+    /// 2026-11-22T14:03:27.051+0100
+    var iso: String {
+        let offset = parts.tm_gmtoff / 60
+        let sign = offset < 0 ? "-" : "+"
+        return "\(Self.digits(parts.tm_year + 1900, 4))-\(Self.digits(parts.tm_mon + 1, 2))-\(Self.digits(parts.tm_mday, 2))T\(clock)"
+            + "\(sign)\(Self.digits(abs(offset) / 60, 2))\(Self.digits(abs(offset) % 60, 2))"
+    }
+
+    private static func digits(_ value: some BinaryInteger, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
 }

@@ -88,8 +88,15 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: error.message, code: 2)
         }
 
+        // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
+        // player as soon as it exists, and the calls they send meanwhile are answered in order once it can.
+        let shutdown = Shutdown()
         let bus = try SessionBus.connect(logger: logger)
-        if (try? await bus.connection.nameHasOwner(MPRISService.busName)) == true {
+        bus.connection.holdIncomingCalls()
+        switch try bus.connection.requestName(MPRISService.busName) {
+        case .primaryOwner, .alreadyOwner:
+            break
+        case .exists, .inQueue:
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
@@ -135,11 +142,9 @@ struct Tonearmd: AsyncParsableCommand {
         let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
         }
-        let shutdown = Shutdown(player: player)
         let service = MPRISService(connection: bus.connection, player: player, library: library, browsables: [midi], shares: shares) {
             await shutdown.run()
         }
-        shutdown.installSignalHandlers()
 
         let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
                                            storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
@@ -175,13 +180,9 @@ struct Tonearmd: AsyncParsableCommand {
             if let first = ids.first { await player.goTo(first) }
         }
 
-        switch try bus.connection.requestName(MPRISService.busName) {
-        case .primaryOwner, .alreadyOwner:
-            logger.info("ready on the session bus as \(MPRISService.busName)")
-        case .exists, .inQueue:
-            await player.shutdown()
-            throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
-        }
+        shutdown.attach(player)
+        bus.connection.releaseIncomingCalls()
+        logger.info("ready on the session bus as \(MPRISService.busName)")
 
         Task {
             await bus.connection.waitUntilClosed()

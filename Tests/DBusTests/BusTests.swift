@@ -478,6 +478,39 @@ import Testing
     }
 }
 
+@Suite struct HeldCallsTests {
+    @Test func callsWaitForTheServiceAndAreAnsweredInOrder() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try DBusConnection.connect(address: bus.address)
+        let client = try DBusConnection.connect(address: bus.address)
+        defer { client.close(); server.close() }
+        // The name comes first; the object is exported only later, as a daemon that is still starting would.
+        server.holdIncomingCalls()
+        #expect(try server.requestName(serviceName) == .primaryOwner)
+        final class Answered: Sendable { let count = Mutex(0) }
+        let answered = Answered()
+        let calls = (0..<5).map { i in
+            Task {
+                try await Task.sleep(for: .milliseconds(10 * i))  // sent in this order
+                _ = try await client.call(destination: serviceName, path: objectPath, interface: testInterface,
+                                          member: "Record", arguments: [.string("call \(i)")], timeout: .seconds(10))
+                answered.count.withLock { $0 += 1 }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(answered.count.withLock { $0 } == 0, "nothing is answered while held, not even UnknownObject")
+        let handler = TestHandler()
+        server.export(path: objectPath, handlers: [handler])
+        server.releaseIncomingCalls()
+        for call in calls { try await call.value }
+        #expect(handler.state.withLock { $0.notes } == (0..<5).map { "call \($0)" }, "handled in arrival order")
+        // Once released, calls are answered at once.
+        #expect(try await client.call(destination: serviceName, path: objectPath, interface: testInterface, member: "Add",
+                                      arguments: [.int32(2), .int32(3)], timeout: .seconds(10)) == [.int32(5)])
+    }
+}
+
 @Suite struct IntrospectionTests {
     @Test func introspectEqualsTheXML() async throws {
         let f = try Fixture()

@@ -141,4 +141,25 @@ import Testing
         #expect(ours.contains { $0.hasPrefix("<6>tonearmd: ready on the session bus") }, "\(ours.prefix(5))")
         #expect(ours.contains { $0.hasPrefix("<7>tonearm.mpris: ") && $0.contains("→ org.mpris.MediaPlayer2.Player.Play") })
     }
+
+    @Test func logLinesInAFileCarryTheLocalISOTime() async throws {
+        let d = try Daemon()
+        d.extraEnvironment["TZ"] = "XYZ-3"  // POSIX for UTC+3, no tzdata needed
+        try await d.start()
+        try await d.waitFor("the ready line") { d.log.contains("ready on the session bus") }
+        let line = try #require(d.log.split(separator: "\n").first { $0.contains("ready on the session bus") })
+        // 2026-11-22T05:08:44.328+0000 info tonearmd: ready on the session bus as …
+        let match = try #require(line.wholeMatch(of: /(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.\d{3}([+-])(\d\d)(\d\d) info tonearmd: ready on the session bus as .*/), "\(line)")
+        var parts = tm()
+        parts.tm_year = Int32(match.1)! - 1900
+        parts.tm_mon = Int32(match.2)! - 1
+        parts.tm_mday = Int32(match.3)!
+        parts.tm_hour = Int32(match.4)!
+        parts.tm_min = Int32(match.5)!
+        parts.tm_sec = Int32(match.6)!
+        let offset = (Int(match.8)! * 3600 + Int(match.9)! * 60) * (match.7 == "-" ? -1 : 1)
+        let stamped = timegm(&parts) - offset
+        #expect(match.7 == "+" && match.8 == "03" && match.9 == "00", "\(line)")
+        #expect(abs(stamped - time(nil)) < 60, "the stamp is now, with its zone's offset: \(line)")
+    }
 }
