@@ -41,9 +41,23 @@ final class InboxWatcher: Sendable {
         self.ready = ready
     }
 
-    /// Watches the inboxes and takes what is already in them (it arrived while the daemon was down).
+    /// Watches the inboxes and takes what is already in them (it arrived while the daemon was down). The watches are
+    /// in place when this returns, so a file that arrives afterwards is never mistaken for one found at start.
     func start() {
-        let thread = Thread { [self] in run() }
+        var folders: [Int32: String] = [:]
+        var candidates: [String: Candidate] = [:]
+        for inbox in inboxes {
+            let wd = inotify_add_watch(fd, inbox, Self.mask | UInt32(IN_ONLYDIR))
+            if wd >= 0 { folders[wd] = inbox }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? [] {
+                let path = inbox + "/" + name
+                if let info = Self.regularFile(path) {
+                    candidates[path] = Candidate(size: info.size, mtime: info.mtime, closed: true, announced: false,
+                                                 stableSince: .now - settle)
+                }
+            }
+        }
+        let thread = Thread { [self, folders, candidates] in run(folders: folders, candidates: candidates) }
         thread.name = "tonearm.shares.inbox"
         thread.start()
     }
@@ -61,21 +75,10 @@ final class InboxWatcher: Sendable {
 
     private func wake() { channel.wake() }
 
-    private func run() {
+    private func run(folders: [Int32: String], candidates: [String: Candidate]) {
         defer { channel.close() }
-        var folders: [Int32: String] = [:]
-        var candidates: [String: Candidate] = [:]
-        for inbox in inboxes {
-            let wd = inotify_add_watch(fd, inbox, Self.mask | UInt32(IN_ONLYDIR))
-            if wd >= 0 { folders[wd] = inbox }
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? [] {
-                let path = inbox + "/" + name
-                if let info = Self.regularFile(path) {
-                    candidates[path] = Candidate(size: info.size, mtime: info.mtime, closed: true, announced: false,
-                                                 stableSince: .now - settle)
-                }
-            }
-        }
+        var folders = folders
+        var candidates = candidates
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .acquiring) {
             check(&candidates)

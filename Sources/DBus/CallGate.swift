@@ -10,6 +10,8 @@ final class CallGate: Sendable {
 
     private let state = Mutex(State())
 
+    var isOpen: Bool { state.withLock { !$0.held } }
+
     func hold() {
         state.withLock { $0.held = true }
     }

@@ -32,8 +32,13 @@ final class ConnectionCore: Sendable {
 
     enum Work: Sendable {
         case send(MessageBox, ReplyHandler?, timeout: UInt64)
+        /// The answer to an incoming call handed to `incomingCalls` (nil: none is wanted or it could not be built).
+        case reply(MessageBox?)
         case close
     }
+
+    /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`.
+    typealias ImmediateResponder = @Sendable (IncomingCall) -> [DBusValue]?
 
     struct Subscription: Sendable {
         var rule: DBusMatchRule
@@ -94,9 +99,9 @@ final class ConnectionCore: Sendable {
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Starts the loop thread.
-    func start() {
-        let context = LoopContext(core: self)
+    /// Starts the loop thread; `responder` may answer calls at once while no earlier call is being handled.
+    func start(responder: ImmediateResponder? = nil) {
+        let context = LoopContext(core: self, responder: responder)
         let thread = Thread { context.run() }
         thread.name = "dbus-connection"
         thread.start()
@@ -215,8 +220,15 @@ final class LoopContext: @unchecked Sendable {
     }
     var pending: [UInt32: Pending] = [:]
     var disconnected = false
+    let responder: ConnectionCore.ImmediateResponder?
+    /// Incoming calls handed to `incomingCalls` and not answered yet: while there are any, nothing is answered at
+    /// once, so no answer overtakes an earlier call's.
+    var callsInFlight = 0
 
-    init(core: ConnectionCore) { self.core = core }
+    init(core: ConnectionCore, responder: ConnectionCore.ImmediateResponder?) {
+        self.core = core
+        self.responder = responder
+    }
 
     func run() {
         let conn = core.connection
@@ -335,6 +347,9 @@ final class LoopContext: @unchecked Sendable {
         switch work {
         case .close:
             closeRequested = true
+        case .reply(let box):
+            callsInFlight -= 1
+            if let box, !closeRequested, !disconnected { _ = dbus_connection_send(core.connection, box.message, nil) }
         case .send(let box, let handler, let timeout):
             if closeRequested || disconnected {
                 handler?(.failure(.disconnected("the connection is closed")))
@@ -380,9 +395,18 @@ final class LoopContext: @unchecked Sendable {
             do { args = .success(try Marshal.read(message)) }
             catch let e as DBusError { args = .failure(e) }
             catch { args = .failure(.invalidArgs("\(error)")) }
-            core.incomingContinuation.yield(IncomingCall(
+            let call = IncomingCall(
                 serial: h.serial, sender: h.sender, path: h.path ?? "/", interface: h.interface,
-                member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply))
+                member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply)
+            // A property read answered here skips two thread hops (to a task and back to this thread).
+            if callsInFlight == 0, let responder, let values = responder(call) {
+                if !call.noReply, let box = try? MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) {
+                    _ = dbus_connection_send(core.connection, box.message, nil)
+                }
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
+            callsInFlight += 1
+            core.incomingContinuation.yield(call)
             return DBUS_HANDLER_RESULT_HANDLED
         default:
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

@@ -13,13 +13,17 @@ public final class DBusConnection: Sendable {
 
     private init(core: ConnectionCore) {
         self.core = core
-        core.start()
         let objects = self.objects
+        let gate = self.gate
+        core.start { call in gate.isOpen ? objects.immediateReply(call) : nil }
         Task.detached { [core, objects, gate] in
             for await call in core.incomingCalls {
                 await gate.pass()
                 let result = await objects.handle(call)
-                if call.noReply { continue }
+                if call.noReply {
+                    core.enqueue(.reply(nil))
+                    continue
+                }
                 let box: MessageBox?
                 switch result {
                 case .success(let values):
@@ -28,7 +32,7 @@ public final class DBusConnection: Sendable {
                 case .failure(let e):
                     box = MessageBox.error(serial: call.serial, destination: call.sender, error: e)
                 }
-                if let box { core.send(box) }
+                core.enqueue(.reply(box))
             }
             // Closed: let go of the handlers (they often hold this connection).
             objects.removeAll()

@@ -11,4 +11,14 @@ public protocol DBusInterfaceHandler: Sendable {
     func get(_ property: String) async throws -> DBusValue
     /// Sets a property (the value already has the declared type, variant stripped).
     func set(_ property: String, _ value: DBusValue) async throws
+    /// See the default below: nil unless the handler can answer without waiting.
+    func currentValue(_ property: String) -> DBusValue?
 }
+
+extension DBusInterfaceHandler {
+    /// A property's value when it can be had at once on the connection's own thread (state behind a lock, a
+    /// thread-safe C query), for reads that must be quick; nil sends the read through `get`. It is used only when
+    /// no earlier call is still being handled, so answers keep the order of the calls.
+    public func currentValue(_ property: String) -> DBusValue? { nil }
+}
+

@@ -144,6 +144,19 @@ final class ObjectTree: Sendable {
         }
     }
 
+    /// The reply to a `Properties.Get` that a handler can answer at once (`currentValue`), or nil: everything else,
+    /// errors included, goes through `handle`.
+    func immediateReply(_ call: IncomingCall) -> [DBusValue]? {
+        guard call.interface == Self.properties, call.member == "Get", call.signature == "ss",
+              case .success(let args) = call.arguments, let ifaceName = args[0].stringValue, let name = args[1].stringValue,
+              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }),
+              let property = handler.interface.property(named: name), property.access.isReadable,
+              var value = handler.currentValue(name) else { return nil }
+        if property.type == "v", value.signature != "v" { value = .variant(value) }
+        guard value.signature == property.type else { return nil }
+        return [.variant(value)]
+    }
+
     static func named(_ error: any Error) -> DBusError {
         if let e = error as? DBusError { return e }
         return .failed(String(describing: error))

@@ -44,6 +44,11 @@ struct PlayerInterface: DBusInterfaceHandler {
         return value
     }
 
+    /// Position, the one property clients poll (progress bars, `playerctl position`): answered on the bus thread.
+    func currentValue(_ property: String) -> DBusValue? {
+        property == "Position" ? .int64(player.positionNow()) : nil
+    }
+
     func set(_ property: String, _ value: DBusValue) async throws {
         try await bridged {
             switch property {

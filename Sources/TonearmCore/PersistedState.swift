@@ -10,6 +10,13 @@ public struct PersistedState: Sendable, Codable, Equatable {
     public var tickIntervalMicroseconds: Int64?
 
     public init() {}
+
+    /// The same state at position 0: what the last full save is compared with.
+    var withoutPosition: PersistedState {
+        var copy = self
+        copy.position = 0
+        return copy
+    }
 }
 
 /// Reads and writes the state file atomically: temp file, fsync, rename, fsync of the folder,
@@ -23,7 +30,9 @@ public struct StateStore: Sendable {
     public func load() throws -> PersistedState? {
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         do {
-            return try JSONDecoder().decode(PersistedState.self, from: data)
+            var state = try JSONDecoder().decode(PersistedState.self, from: data)
+            if let position = savedPosition(for: state) { state.position = position }
+            return state
         } catch {
             let aside = url.path + ".corrupt"
             try? FileManager.default.removeItem(atPath: aside)
@@ -36,12 +45,33 @@ public struct StateStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(try encoder.encode(state), to: url)
+        if let current = state.queue.currentID { try savePosition(state.position, of: current) }
+    }
+
+    /// Beside the state file: where the current track was, rewritten every second while playing. A few bytes instead
+    /// of the whole queue as JSON, and no fsync: a crashed or killed daemon leaves the page cache to the kernel, so only
+    /// a power cut can lose those seconds (the state file, written on every real change, is fsynced).
+    public var positionURL: URL { url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".position") }
+
+    /// Writes "TRACK-PATH POSITION-µs" atomically (rename), without fsync.
+    public func savePosition(_ position: Int64, of track: TrackID) throws {
+        try AtomicFile.write(Data("\(track.path) \(position)\n".utf8), to: positionURL, durable: false)
+    }
+
+    /// The position file's figure when it is about the state's current track.
+    func savedPosition(for state: PersistedState) -> Int64? {
+        guard let current = state.queue.currentID, let data = FileManager.default.contents(atPath: positionURL.path),
+              let text = String(data: data, encoding: .utf8) else { return nil }
+        let fields = text.split(whereSeparator: \.isWhitespace)
+        guard fields.count == 2, fields[0] == current.path, let position = Int64(fields[1]), position >= 0 else { return nil }
+        return position
     }
 }
 
 /// Writes a file so readers see either the old or the new contents, even across a crash.
 public enum AtomicFile {
-    public static func write(_ data: Data, to url: URL) throws {
+    /// `durable`: fsync the file and its folder, so the new contents also survive a power cut.
+    public static func write(_ data: Data, to url: URL, durable: Bool = true) throws {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temp = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
@@ -59,14 +89,14 @@ public enum AtomicFile {
             }
             return true
         }
-        ok = ok && fsync(fd) == 0
+        if durable { ok = ok && fsync(fd) == 0 }
         close(fd)
         guard ok, rename(temp.path, url.path) == 0 else {
             let error = posixError("cannot write \(url.path)")
             unlink(temp.path)
             throw error
         }
-        let dirfd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirfd = durable ? open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         if dirfd >= 0 {
             fsync(dirfd)
             close(dirfd)

@@ -20,15 +20,15 @@ public actor Player {
     private let logger: Logger
 
     private var queue = PlayQueue()
-    private var status = PlaybackStatus.stopped
+    private var status = PlaybackStatus.stopped { didSet { sharePositionBasis() } }
     private var volume = 1.0
     private var rate = 1.0
     private var tickInterval: Duration
     private var canSeek = false
     /// Where the loaded track is opening (µs) until the engine reports its start there.
-    private var pendingStart: Int64?
+    private var pendingStart: Int64? { didSet { sharePositionBasis() } }
     /// The entry whose stream the engine has (or is opening); nil when stopped.
-    private var loaded: TrackID?
+    private var loaded: TrackID? { didSet { sharePositionBasis() } }
     /// The entry last reported as heard; a second start of the same one is a repeat.
     private var heard: TrackID?
     /// Entries that failed to play; skipped until a user picks them explicitly.
@@ -37,10 +37,19 @@ public actor Player {
     private var lastSnapshot: PlayerSnapshot?
     private var tickGeneration = 0
     private var saveScheduled = false
+    /// The state last written in full, at position 0.
+    private var savedApartFromPosition: PersistedState?
     private var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
 
     /// What `about-to-finish` reads on a GStreamer thread: the entry after the current one.
     private let handover = HandoverSnapshot()
+
+    /// What `positionNow` needs besides the engine, copied here whenever it changes.
+    private struct PositionBasis {
+        var active = false
+        var pendingStart: Int64?
+    }
+    private let positionBasis = Mutex(PositionBasis())
 
     public init(engine: PlaybackEngine, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), logger: Logger = Logger(label: "tonearm.player")) {
@@ -91,6 +100,21 @@ public actor Player {
     public var currentInterval: Duration { tickInterval }
 
     /// Position in the current track in microseconds (0 when stopped).
+    /// The same figure as `position()`, from any thread without waiting for the actor: the bus answers
+    /// Get(Position) with it on its own thread.
+    public nonisolated func positionNow() -> Int64 {
+        let basis = positionBasis.withLock { $0 }
+        guard basis.active else { return 0 }
+        let now = max(0, (engine.position ?? 0) / 1000)
+        if let pending = basis.pendingStart, now == 0 { return pending }
+        return now
+    }
+
+    private func sharePositionBasis() {
+        let basis = PositionBasis(active: status != .stopped && loaded != nil, pendingStart: pendingStart)
+        positionBasis.withLock { $0 = basis }
+    }
+
     public func position() -> Int64 {
         guard status != .stopped, loaded != nil else { return 0 }
         // While a track opens at a saved position (after a restart), the engine knows no position yet.
@@ -433,7 +457,11 @@ public actor Player {
     /// Writes the state file now (also used at shutdown).
     public func save() {
         guard let stateStore else { return }
-        do { try stateStore.save(persistedState()) } catch {
+        let state = persistedState()
+        do {
+            try stateStore.save(state)
+            savedApartFromPosition = state.withoutPosition
+        } catch {
             logger.error("could not save state: \(error)")
         }
     }
@@ -732,7 +760,17 @@ public actor Player {
         save()
     }
 
+    /// Every second while playing: only the position file when nothing else changed since the last save (comparing
+    /// an unchanged queue is cheap: its storage is shared), else the whole state.
     private func saveIfPlaying() {
-        if status == .playing { save() }
+        guard status == .playing, let stateStore else { return }
+        let state = persistedState()
+        guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
+            save()
+            return
+        }
+        do { try stateStore.savePosition(state.position, of: current) } catch {
+            logger.error("could not save the position: \(error)")
+        }
     }
 }

@@ -189,7 +189,7 @@ import Testing
             #expect(try await get("Metadata").vardictValue?["xesam:title"] == .string("Song"))
 
             let all = try await f.client.getAllProperties(destination: serviceName, path: objectPath, interface: testInterface)
-            #expect(Set(all.keys) == ["Name", "Volume", "Count", "Tags", "Metadata", "Anything"])  // not the write-only one
+            #expect(Set(all.keys) == ["Name", "Volume", "Count", "Clock", "Label", "Tags", "Metadata", "Anything"])  // not the write-only one
             #expect(all["Volume"] == .double(0.5))
 
             try await f.client.setProperty(destination: serviceName, path: objectPath, interface: testInterface,
@@ -508,6 +508,31 @@ import Testing
         // Once released, calls are answered at once.
         #expect(try await client.call(destination: serviceName, path: objectPath, interface: testInterface, member: "Add",
                                       arguments: [.int32(2), .int32(3)], timeout: .seconds(10)) == [.int32(5)])
+    }
+}
+
+@Suite struct ImmediateReadTests {
+    static func get(_ f: Fixture, _ name: String) async throws -> [DBusValue] {
+        try await f.call("Get", [.string(testInterface), .string(name)], interface: "org.freedesktop.DBus.Properties")
+    }
+
+    @Test func readsAreAnsweredAtOnceOnlyWhenNoEarlierCallIsPending() async throws {
+        try await withFixture { f in
+            #expect(try await Self.get(f, "Clock") == [.variant(.int64(2))], "idle: answered on the bus thread")
+            #expect(try await Self.get(f, "Label") == [.variant(.string("through get"))], "a value of the wrong type is not sent")
+            #expect(try await f.call("GetAll", [.string(testInterface)], interface: "org.freedesktop.DBus.Properties")
+                .first?.vardictValue?["Clock"] == .int64(1), "GetAll always goes through get")
+            // A read sent while an earlier call is still being handled waits its turn: its answer never overtakes.
+            let slow = Task { try await f.call("Sleep", [.uint32(300)]) }
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(try await Self.get(f, "Clock") == [.variant(.int64(1))])
+            #expect(f.handler.state.withLock { $0.slept } == 1, "answered after the call before it")
+            _ = try await slow.value
+            #expect(try await Self.get(f, "Clock") == [.variant(.int64(2))], "idle again")
+            // Errors are the usual ones.
+            let e = await dbusError { _ = try await Self.get(f, "Nope") }
+            #expect(e?.name == "org.freedesktop.DBus.Error.UnknownProperty")
+        }
     }
 }
 

@@ -62,6 +62,8 @@ let sampleXML = """
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
     </property>
     <property name="Count" type="x" access="read"/>
+    <property name="Clock" type="x" access="read"/>
+    <property name="Label" type="s" access="read"/>
     <property name="Tags" type="as" access="readwrite"/>
     <property name="Metadata" type="a{sv}" access="read"/>
     <property name="Anything" type="v" access="readwrite"/>
@@ -92,6 +94,7 @@ final class TestHandler: DBusInterfaceHandler {
         var anything: DBusValue = .variant(.int32(7))
         var secret = ""
         var notes: [String] = []
+        var slept = 0
         var emitter: DBusConnection?
     }
     let state = Mutex(State())
@@ -106,6 +109,7 @@ final class TestHandler: DBusInterfaceHandler {
         case "Crash": throw TestFailure(description: "something broke")
         case "Sleep":
             try await Task.sleep(for: .milliseconds(Int(arguments[0].int64Value ?? 0)))
+            state.withLock { $0.slept += 1 }
             return []
         case "Emit":
             let conn = state.withLock { $0.emitter }
@@ -130,8 +134,18 @@ final class TestHandler: DBusInterfaceHandler {
             case "Tags": return .stringArray(s.tags)
             case "Metadata": return .vardict(["xesam:title": .string("Song"), "mpris:length": .int64(1_000_000)])
             case "Anything": return s.anything
+            case "Clock": return .int64(1)  // 1 through `get`, 2 from `currentValue`: shows which path answered
+            case "Label": return .string("through get")
             default: return .string("?")
             }
+        }
+    }
+
+    func currentValue(_ property: String) -> DBusValue? {
+        switch property {
+        case "Clock": .int64(2)
+        case "Label": .int32(5)  // the wrong type: ignored, `get` answers
+        default: nil
         }
     }
 

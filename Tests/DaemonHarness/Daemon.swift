@@ -55,7 +55,8 @@ public final class Daemon: @unchecked Sendable {
         return env
     }
 
-    /// Starts tonearmd and waits until it owns its bus name.
+    /// Starts tonearmd and waits until it owns its bus name and has answered a first call: the daemon takes its name
+    /// first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
     public func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
         var args = ["--audio-sink", sink]
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
@@ -66,6 +67,14 @@ public final class Daemon: @unchecked Sendable {
             !p.isRunning ? true : (try await client.nameHasOwner(Self.busName))
         }
         guard up, p.isRunning else {
+            throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
+        }
+        do {
+            // Not Peer.Ping: libdbus answers that by itself, ready or not.
+            _ = try await client.call(destination: Self.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
+                                      member: "Get", arguments: [.string("org.mpris.MediaPlayer2"), .string("Identity")], timeout: .seconds(20))
+        } catch {
+            _ = await p.wait()  // it took its name, then gave up while starting (a bad audio sink, an unreadable index…)
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
     }

@@ -19,7 +19,33 @@ import Testing
         try store.save(state)
         #expect(try store.load() == state)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.file("state").path)
-        #expect(leftovers == ["state.json"], "no temp files are left behind")
+        #expect(leftovers.sorted() == ["state.json", "state.json.position"], "no temp files are left behind")
+    }
+
+    @Test func thePositionFileAmendsTheStateForItsTrackOnly() throws {
+        let dir = TemporaryDirectory()
+        let store = StateStore(url: dir.file("state.json"))
+        var state = PersistedState()
+        let a = state.queue.makeTrack(TrackMetadata(url: "file:///a.wav"))
+        let b = state.queue.makeTrack(TrackMetadata(url: "file:///b.wav"))
+        state.queue.insert([a, b], at: .end)
+        state.queue.setCurrent(a.id)
+        state.position = 1_000_000
+        try store.save(state)
+        let json = try Data(contentsOf: store.url)
+
+        try store.savePosition(7_000_000, of: a.id)
+        #expect(try Data(contentsOf: store.url) == json, "the state file itself is not rewritten")
+        #expect(try store.load()?.position == 7_000_000)
+        try store.savePosition(9_000_000, of: b.id)
+        #expect(try store.load()?.position == 1_000_000, "a position for another track than the current one is ignored")
+        try Data("garbage".utf8).write(to: store.positionURL)
+        #expect(try store.load()?.position == 1_000_000, "an unreadable position file is ignored")
+
+        try store.savePosition(7_000_000, of: a.id)
+        state.position = 2_000_000  // a seek back, saved in full afterwards
+        try store.save(state)
+        #expect(try store.load()?.position == 2_000_000, "a full save wins over an older position file")
     }
 
     @Test func aCorruptFileIsKeptAsideNotDeleted() throws {

@@ -74,11 +74,12 @@ struct Bench: Sendable {
         var figures: [Metric: Double] = [:]
         let settle = settings.idleSettle
         let (startup, rssIdle) = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
-            let (startup, _) = try await session.launch(player, .idle)
+            let startup = try await session.launchAndAsk(player, .idle, ask: true)
             try await Task.sleep(for: settle)
             return (startup, ProcessStats.residentMiB(session.playerProcesses.withLock { $0 }))
         }
-        figures[.startup] = startup.microseconds / 1000
+        figures[.startup] = startup.name.microseconds / 1000
+        if let answer = startup.answer { figures[.startupAnswer] = answer.microseconds / 1000 }
         figures[.rssIdle] = rssIdle
         let cold = try await Session.with(gstRegistry: nil, for: player) { try await $0.launch(player, .idle).0 }
         figures[.coldStartup] = cold.microseconds / 1000

@@ -1,6 +1,6 @@
 /// One row of the report.
 enum Metric: CaseIterable, Hashable, Sendable {
-    case startup, coldStartup
+    case startup, startupAnswer, coldStartup
     case floorP50, floorP99, p50, p99
     case floorConcurrentP50, concurrentP50, concurrentP99, concurrentShare
     case playerctlStatus
@@ -12,7 +12,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
 
     /// The main table's rows, in order.
     static let playback: [Metric] = [
-        .startup, .coldStartup, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
+        .startup, .startupAnswer, .coldStartup, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
         .concurrentShare, .playerctlStatus, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
         .rssIdle, .rssPlaying, .cpuPerMinute, .gaplessGap, .openToAudio,
     ]
@@ -32,6 +32,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
     func label(clients: Int) -> String {
         switch self {
         case .startup: "start-up to bus name (ms)"
+        case .startupAnswer: "start-up to first answer, Get(PlaybackStatus) (ms)"
         case .coldStartup: "start-up to bus name, cold GStreamer registry (ms)"
         case .floorP50: "bus floor: GetId p50, 1 client (µs)"
         case .floorP99: "bus floor: GetId p99, 1 client (µs)"

@@ -119,6 +119,19 @@ final class Session: Sendable {
     /// Starts `player` for `mode` and waits for its MPRIS name to appear. Returns the time from just before
     /// the first spawn to the NameOwnerChanged signal (subscribed to before spawning), and the name.
     func launch(_ player: Player, _ mode: Player.Mode, timeout: Duration = .seconds(30)) async throws -> (Duration, String) {
+        let launched = try await launchAndAsk(player, mode, ask: false, timeout: timeout)
+        return (launched.name, launched.busName)
+    }
+
+    /// When a launched player took its name and, with `ask`, answered a first `Get(PlaybackStatus)` sent the moment the
+    /// name appeared (a player may take its name before it can answer), both from just before the first spawn.
+    struct Launch {
+        var name: Duration
+        var answer: Duration?
+        var busName: String
+    }
+
+    func launchAndAsk(_ player: Player, _ mode: Player.Mode, ask: Bool, timeout: Duration = .seconds(30)) async throws -> Launch {
         let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                                interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let clock = ContinuousClock()
@@ -133,7 +146,12 @@ final class Session: Sendable {
             return nil
         }
         guard let (appeared, name) = result else { throw BenchError("the bus connection closed while waiting for \(player.label)") }
-        return (appeared - start, name)
+        var launch = Launch(name: appeared - start, busName: name)
+        if ask {
+            _ = try await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface, name: "PlaybackStatus")
+            launch.answer = clock.now - start
+        }
+        return launch
     }
 
     /// The log of the player launched last, for error messages.
