@@ -63,12 +63,19 @@ import Testing
         #expect(activatable.first?.arrayValue?.contains(.string("org.mpris.MediaPlayer2.tonearm")) == true)
         #expect(try await client.nameHasOwner("org.mpris.MediaPlayer2.tonearm") == false)
 
+        // playerctl 2.4 cannot start a player: it lists players with ListNames only (never ListActivatableNames), so on a
+        // bus where only the activation file exists it finds none and sends nothing. Pinned here so a playerctl that
+        // learns activation shows up as a failure of this line.
+        var playerctlEnv = ProcessInfo.processInfo.environment
+        playerctlEnv["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let refused = try await runProcess("/usr/bin/playerctl", ["play"], environment: playerctlEnv)
+        #expect(refused.status == 1 && refused.err.contains("No players found"), "\(refused.status) \(refused.err)")
+        #expect(try await client.nameHasOwner("org.mpris.MediaPlayer2.tonearm") == false)
+
         // A media key with no daemon running: the bus starts it and hands it the call, which the new daemon
         // answers (with an empty queue, that there is nothing to play).
         #expect(try await Self.mediaKey("PlayPause", bus: bus.address, expecting: "org.tonearm.Error.NothingToPlay") == 0)
         #expect(try await client.nameHasOwner("org.mpris.MediaPlayer2.tonearm"))
-        var playerctlEnv = ProcessInfo.processInfo.environment
-        playerctlEnv["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         let listed = try await runProcess("/usr/bin/playerctl", ["-l"], environment: playerctlEnv)
         #expect(listed.out.contains("tonearm"), "\(listed.out) \(listed.err)")
 
