@@ -147,14 +147,31 @@ final class ObjectTree: Sendable {
     /// The reply to a `Properties.Get` that a handler can answer at once (`currentValue`), or nil: everything else,
     /// errors included, goes through `handle`.
     func immediateReply(_ call: IncomingCall) -> [DBusValue]? {
-        guard call.interface == Self.properties, call.member == "Get", call.signature == "ss",
-              case .success(let args) = call.arguments, let ifaceName = args[0].stringValue, let name = args[1].stringValue,
-              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }),
-              let property = handler.interface.property(named: name), property.access.isReadable,
-              var value = handler.currentValue(name) else { return nil }
+        guard call.interface == Self.properties, case .success(let args) = call.arguments, let ifaceName = args.first?.stringValue,
+              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }) else { return nil }
+        switch (call.member, call.signature) {
+        case ("Get", "ss"):
+            guard let name = args[1].stringValue, let property = handler.interface.property(named: name),
+                  let value = Self.current(handler, property) else { return nil }
+            return [.variant(value)]
+        case ("GetAll", "s"):
+            // All of them at once, or none: a mixed answer could pair values from different moments.
+            var all: [String: DBusValue] = [:]
+            for property in handler.interface.properties where property.access.isReadable {
+                guard let value = Self.current(handler, property) else { return nil }
+                all[property.name] = .variant(value)
+            }
+            return [.vardict(all)]
+        default:
+            return nil
+        }
+    }
+
+    /// A readable property's `currentValue`, of its declared type, or nil.
+    private static func current(_ handler: any DBusInterfaceHandler, _ property: DBusInterfaceDescription.Property) -> DBusValue? {
+        guard property.access.isReadable, var value = handler.currentValue(property.name) else { return nil }
         if property.type == "v", value.signature != "v" { value = .variant(value) }
-        guard value.signature == property.type else { return nil }
-        return [.variant(value)]
+        return value.signature == property.type ? value : nil
     }
 
     static func named(_ error: any Error) -> DBusError {

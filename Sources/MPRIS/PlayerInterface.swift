@@ -44,9 +44,11 @@ struct PlayerInterface: DBusInterfaceHandler {
         return value
     }
 
-    /// Position, the one property clients poll (progress bars, `playerctl position`): answered on the bus thread.
+    /// Answered on the bus thread: Position (progress bars poll it) and the rest from the state last announced
+    /// (`playerctl status` and panel widgets read them all at once).
     func currentValue(_ property: String) -> DBusValue? {
-        property == "Position" ? .int64(player.positionNow()) : nil
+        if property == "Position" { return .int64(player.positionNow()) }
+        return player.announced.flatMap { Self.properties($0)[property] }
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {

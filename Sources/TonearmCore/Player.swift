@@ -50,6 +50,13 @@ public actor Player {
         var pendingStart: Int64?
     }
     private let positionBasis = Mutex(PositionBasis())
+    /// The state last announced (PropertiesChanged), readable from any thread.
+    private let announcedSnapshot = Mutex<PlayerSnapshot?>(nil)
+
+    /// What the bus last heard the player is (status, track, settings), without waiting for the actor; nil before
+    /// `start`. Every change is published before the actor takes the next call, so a read made when no call is
+    /// pending sees what `snapshot` would.
+    public nonisolated var announced: PlayerSnapshot? { announcedSnapshot.withLock { $0 } }
 
     public init(engine: PlaybackEngine, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), logger: Logger = Logger(label: "tonearm.player")) {
@@ -714,6 +721,7 @@ public actor Player {
         let s = makeSnapshot()
         guard s != lastSnapshot else { return }
         lastSnapshot = s
+        announcedSnapshot.withLock { $0 = s }
         eventSink.yield(.changed(s))
     }
 

@@ -91,7 +91,9 @@ import Testing
         let d = try Daemon()
         let music = d.home.url.appendingPathComponent("Music")
         let inboxes = [music.appendingPathComponent("Inbox"), music.appendingPathComponent("KDE Connect")]
-        let (_, received, rejected) = try await Self.start(d, inboxes: inboxes, extra: "on-receive = \"add\"")
+        // Settling 3 s against writers that pause 300 ms between closing and reopening: a loaded machine (this suite
+        // runs beside others) once stretched a pause past a 1 s settle, and the half-written file was rightly taken.
+        let (_, received, rejected) = try await Self.start(d, inboxes: inboxes, extra: "on-receive = \"add\"", settle: 3)
         let scratch = URL(fileURLWithPath: "/dev/shm/tonearm-storm-\(getpid())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
