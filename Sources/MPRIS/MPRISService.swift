@@ -33,7 +33,7 @@ public final class MPRISService: Sendable {
         self.libraryEvents = library?.events
         self.logger = logger
         var handlers: [any DBusInterfaceHandler] = [
-            MediaPlayer2Interface(quit: quit, mimeTypes: MediaSupport.supportedMimeTypes()),
+            MediaPlayer2Interface(quit: quit),
             PlayerInterface(player: player),
             TrackListInterface(player: player),
             TonearmPlayerInterface(player: player),

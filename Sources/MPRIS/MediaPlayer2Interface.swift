@@ -6,7 +6,6 @@ import TonearmCore
 struct MediaPlayer2Interface: DBusInterfaceHandler {
     let interface = contract("org.mpris.MediaPlayer2")
     let quit: @Sendable () async -> Void
-    let mimeTypes: [String]
     static let uriSchemes = ["file"]
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
@@ -34,7 +33,8 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
         case "Identity": return .string("Tonearm")
         case "DesktopEntry": return .string("tonearm")
         case "SupportedUriSchemes": return .stringArray(Self.uriSchemes)
-        case "SupportedMimeTypes": return .stringArray(mimeTypes)
+        // Read from GStreamer's registry on first use (about 5 ms), not while the daemon starts.
+        case "SupportedMimeTypes": return .stringArray(MediaSupport.supportedMimeTypes())
         default: throw DBusError.unknownProperty(property)
         }
     }

@@ -24,7 +24,12 @@ public enum MediaSupport {
 
     /// Decodable MIME types: sink caps of decoders, demuxers and parsers, audio-relevant only
     /// (audio/*, application/ogg, application/x-id3, audio/midi…), plus common aliases. Sorted.
-    public static func supportedMimeTypes() -> [String] {
+    public static func supportedMimeTypes() -> [String] { cachedMimeTypes }
+
+    /// The registry does not change while the process runs: read once.
+    private static let cachedMimeTypes: [String] = readMimeTypes()
+
+    private static func readMimeTypes() -> [String] {
         GStreamer.ensureInitialized()
         var types = Set<String>()
         forEachElementFactory { factory in

@@ -109,12 +109,10 @@ struct Tonearmd: AsyncParsableCommand {
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
 
-        let engine: PlaybackEngine
-        do {
-            engine = try PlaybackEngine(sinkDescription: settings.audioSink, logger: Logger(label: "tonearm.playback"),
-                                        elementSettings: midi.elementSettings)
-        } catch {
-            throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
+        // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
+        // the caches and the shares are opened here.
+        let engineReady = Self.onThread { [audioSink = settings.audioSink, elementSettings = midi.elementSettings] in
+            try PlaybackEngine(sinkDescription: audioSink, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let store = StateStore(url: dirs.stateFile)
@@ -132,6 +130,12 @@ struct Tonearmd: AsyncParsableCommand {
                                        artCache: artCache, logger: Logger(label: "tonearm.library"))
         } catch {
             throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
+        }
+        let engine: PlaybackEngine
+        do {
+            engine = try await engineReady.value
+        } catch {
+            throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
         }
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
         // in the music folders with indexed tags and art; then any other file.
@@ -238,6 +242,15 @@ struct Tonearmd: AsyncParsableCommand {
             }
             let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
             return URL(fileURLWithPath: path.hasPrefix("~/") ? home + path.dropFirst() : path)
+        }
+    }
+
+    /// Runs blocking C set-up on a dispatch thread rather than the cooperative pool.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> Task<T, any Error> {
+        Task {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            }
         }
     }
 

@@ -95,6 +95,18 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
+    @Test func aBadAudioOutputIsABadArgumentAndFreesTheName() async throws {
+        let d = try Daemon()
+        let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "nosuchelement ! fakesink"],
+                                       environment: d.environment)
+        #expect(run.status == 2, "\(run.err)")
+        #expect(run.err.contains("cannot build the audio output 'nosuchelement ! fakesink'"), "\(run.err)")
+        // It took its name before GStreamer was set up; exiting gives it back, so a good start follows.
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+        try await d.start()
+        #expect(try await d.status() == "Stopped")
+    }
+
     @Test func withNoSessionBusItStartsAPrivateOne() async throws {
         let home = TemporaryDirectory()
         var env = ProcessInfo.processInfo.environment
