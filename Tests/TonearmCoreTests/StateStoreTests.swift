@@ -42,7 +42,9 @@ import Testing
         try Data("garbage".utf8).write(to: store.positionURL)
         #expect(try store.load()?.position == 1_000_000, "an unreadable position file is ignored")
 
+        try Data(repeating: 0x41, count: 1000).write(to: store.positionURL)
         try store.savePosition(7_000_000, of: a.id)
+        #expect(try store.load()?.position == 7_000_000, "a longer file is overwritten whole")
         state.position = 2_000_000  // a seek back, saved in full afterwards
         try store.save(state)
         #expect(try store.load()?.position == 2_000_000, "a full save wins over an older position file")
