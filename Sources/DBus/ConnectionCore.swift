@@ -400,10 +400,12 @@ final class LoopContext: @unchecked Sendable {
                 member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply)
             // A property read answered here skips two thread hops (to a task and back to this thread).
             if callsInFlight == 0, let responder, let values = responder(call) {
-                if !call.noReply, let box = try? MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) {
+                if call.noReply { return DBUS_HANDLER_RESULT_HANDLED }
+                if let box = try? MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) {
                     _ = dbus_connection_send(core.connection, box.message, nil)
+                    return DBUS_HANDLER_RESULT_HANDLED
                 }
-                return DBUS_HANDLER_RESULT_HANDLED
+                // Not encodable: the usual path answers, with the error.
             }
             callsInFlight += 1
             core.incomingContinuation.yield(call)

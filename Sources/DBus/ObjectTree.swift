@@ -144,8 +144,8 @@ final class ObjectTree: Sendable {
         }
     }
 
-    /// The reply to a `Properties.Get` that a handler can answer at once (`currentValue`), or nil: everything else,
-    /// errors included, goes through `handle`.
+    /// The reply to a `Properties.Get`, or a `GetAll` of one interface, that its handler can answer at once
+    /// (`currentValue`), or nil: everything else, errors included, goes through `handle`.
     func immediateReply(_ call: IncomingCall) -> [DBusValue]? {
         guard call.interface == Self.properties, case .success(let args) = call.arguments, let ifaceName = args.first?.stringValue,
               let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }) else { return nil }

@@ -27,6 +27,9 @@ public actor Player {
     private var canSeek = false
     /// Where the loaded track is opening (µs) until the engine reports its start there.
     private var pendingStart: Int64? { didSet { sharePositionBasis() } }
+    /// Where a seek is going (µs) until the engine says it got there: meanwhile the pipeline, flushing, may answer
+    /// with the old position or none, and a client that just asked for 12 s must read 12 s.
+    private var seekTarget: Int64? { didSet { sharePositionBasis() } }
     /// The entry whose stream the engine has (or is opening); nil when stopped.
     private var loaded: TrackID? { didSet { sharePositionBasis() } }
     /// The entry last reported as heard; a second start of the same one is a repeat.
@@ -48,6 +51,7 @@ public actor Player {
     private struct PositionBasis {
         var active = false
         var pendingStart: Int64?
+        var seekTarget: Int64?
     }
     private let positionBasis = Mutex(PositionBasis())
     /// The state last announced (PropertiesChanged), readable from any thread.
@@ -106,24 +110,26 @@ public actor Player {
     public func track(_ id: TrackID) -> Track? { queue.track(id) }
     public var currentInterval: Duration { tickInterval }
 
-    /// Position in the current track in microseconds (0 when stopped).
     /// The same figure as `position()`, from any thread without waiting for the actor: the bus answers
     /// Get(Position) with it on its own thread.
     public nonisolated func positionNow() -> Int64 {
         let basis = positionBasis.withLock { $0 }
         guard basis.active else { return 0 }
+        if let target = basis.seekTarget { return target }
         let now = max(0, (engine.position ?? 0) / 1000)
         if let pending = basis.pendingStart, now == 0 { return pending }
         return now
     }
 
     private func sharePositionBasis() {
-        let basis = PositionBasis(active: status != .stopped && loaded != nil, pendingStart: pendingStart)
+        let basis = PositionBasis(active: status != .stopped && loaded != nil, pendingStart: pendingStart, seekTarget: seekTarget)
         positionBasis.withLock { $0 = basis }
     }
 
+    /// Position in the current track in microseconds (0 when stopped).
     public func position() -> Int64 {
         guard status != .stopped, loaded != nil else { return 0 }
+        if let seekTarget { return seekTarget }
         // While a track opens at a saved position (after a restart), the engine knows no position yet.
         let now = max(0, (engine.position ?? 0) / 1000)
         if let pending = pendingStart {
@@ -213,7 +219,8 @@ public actor Player {
             next()
             return
         }
-        _ = engine.seek(to: clamped.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : clamped * 1000)
+        let accepted = engine.seek(to: clamped.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : clamped * 1000)
+        seekTarget = accepted ? clamped : nil
     }
 
     /// Absolute seek; ignored for a stale track id or a position outside the track.
@@ -221,7 +228,7 @@ public actor Player {
         pendingStart = nil
         guard canSeek, status != .stopped, loaded != nil, id == queue.currentID, microseconds >= 0 else { return }
         if let length = queue.current?.metadata.length, microseconds > length { return }
-        _ = engine.seek(to: microseconds * 1000)
+        seekTarget = engine.seek(to: microseconds * 1000) ? microseconds : nil
     }
 
     /// The most URIs one call may hand over: a call with 100,000 bad ones would queue as many failure signals.
@@ -518,6 +525,7 @@ public actor Player {
         case .seekCompleted(let item, let ns):
             guard TrackID(serial: item.token) == loaded else { return }
             pendingStart = nil
+            seekTarget = nil
             canSeek = true
             eventSink.yield(.seeked(ns / 1000))
             emitTick(position: ns / 1000)
@@ -649,6 +657,7 @@ public actor Player {
         heard = nil
         canSeek = track.metadata.seeksDespiteQuery == true
         pendingStart = position > 0 ? position : nil
+        seekTarget = nil
         engine.load(Self.item(track, serial), startPaused: paused, at: max(0, position) * 1000)
         if rate != 1.0 { _ = engine.setRate(rate) }
         status = paused ? .paused : .playing

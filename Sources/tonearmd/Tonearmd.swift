@@ -256,7 +256,11 @@ struct Tonearmd: AsyncParsableCommand {
 
     /// A command-line argument as a URI: URIs stay, paths become absolute file:// URIs.
     static func uri(for argument: String) -> String {
-        if argument.range(of: "^[A-Za-z][A-Za-z0-9+.-]*://", options: .regularExpression) != nil { return argument }
+        // scheme://…, checked by hand: a regular expression would load ICU (megabytes) for one test.
+        if let separator = argument.range(of: "://"), let first = argument.first, first.isASCII, first.isLetter,
+           argument[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) {
+            return argument
+        }
         let cwd = FileManager.default.currentDirectoryPath
         let path = argument.hasPrefix("/") ? argument : cwd + "/" + argument
         return URL(fileURLWithPath: path).standardizedFileURL.absoluteString

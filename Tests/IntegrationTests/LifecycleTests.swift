@@ -34,6 +34,17 @@ import Testing
         #expect(try await d.position() > 5_000_000)
     }
 
+    @Test func commandLineArgumentsArePathsOrURIs() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a song.wav", seconds: 30)
+        let b = try d.sine("b.wav", seconds: 30)
+        try await d.start([Daemon.uri(a), b, "http://example.invalid/stream.mp3"])
+        let urls = try await d.get(Daemon.trackList, "Tracks").arrayValue?.count
+        #expect(urls == 2, "the two files; the web stream is refused (file:// only)")
+        #expect((try await d.metadata())["xesam:url"]?.stringValue == Daemon.uri(a), "a URI stays as it is")
+        #expect(d.log.contains("http://example.invalid/stream.mp3"), "the refused one is logged")
+    }
+
     @Test func filesOnTheCommandLineReplaceTheSavedQueue() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 30)

@@ -151,8 +151,16 @@ import Testing
         #expect(seeked.named("Seeked").count == 2)
         #expect(try await d.position() < 5_500_000, "an ignored SetPosition moved the position")
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(7_000_000)])
+        // Read at once, while the pipeline is still flushing: the position asked for, not the old one.
+        let right = try await d.position()
+        #expect(right >= 7_000_000 && right < 7_500_000, "Position right after SetPosition: \(right)")
         try await d.waitFor("SetPosition seeked") { seeked.named("Seeked").count == 3 }
         #expect(try await d.position() >= 6_900_000)
+        _ = try await d.call(Daemon.player, "Seek", [.int64(3_000_000)])
+        _ = try await d.call(Daemon.player, "Seek", [.int64(3_000_000)])
+        let twice = try await d.position()
+        #expect(twice >= 13_000_000 && twice < 14_000_000, "two quick relative seeks add up: \(twice)")
+        try await d.waitFor("the seeks are done") { seeked.named("Seeked").count >= 4 }
 
         _ = try await d.call(Daemon.player, "Seek", [.int64(60_000_000)])
         try await d.waitFor("past the end is Next") { try await d.trackID() == ids[1] }

@@ -186,9 +186,9 @@ import Testing
         let (_, received, _) = try await Self.start(d, inboxes: [shm], extra: "on-receive = \"add\"", settle: 0.3)
         let bytes = Self.wav(seed: 9, seconds: 1)
         try bytes.write(to: shm.appendingPathComponent("over the wire.wav"))
-        try await d.waitFor("moved across") { Self.files(received) == ["over the wire.wav"] }
+        // Copied, fsynced and linked into Received first, then removed from the inbox: wait for both.
+        try await d.waitFor("moved across") { Self.files(received) == ["over the wire.wav"] && Self.files(shm).isEmpty }
         #expect(try Data(contentsOf: received.appendingPathComponent("over the wire.wav")) == bytes)
-        #expect(Self.files(shm).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: received.path) == ["over the wire.wav"], "no temporary file left")
     }
 
