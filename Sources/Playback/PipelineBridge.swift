@@ -170,7 +170,7 @@ final class PipelineBridge: Sendable {
             defer { s.dirty = false }
             return s.dirty
         }
-        _ = gst_element_set_state(playbin, fully ? GST_STATE_NULL : GST_STATE_READY)
+        reset(fully: fully)
         let deadline = ContinuousClock.now.advanced(by: prerollTimeout)
         let (gen, needsPreroll) = state.withLock { s -> (UInt64, Bool) in
             s.generation += 1
@@ -234,7 +234,7 @@ final class PipelineBridge: Sendable {
                 defer { s.dirty = false }
                 return (s.generation, s.dirty)
             }
-            _ = gst_element_set_state(playbin, fully ? GST_STATE_NULL : GST_STATE_READY)
+            reset(fully: fully)
             postMarker(gen, announceStopped: true)
         }
     }
@@ -369,6 +369,15 @@ final class PipelineBridge: Sendable {
         _ = gst_bus_post(bus, message)
     }
 
+    /// READY, through NULL when `fully` (a broken source group is dropped only there). NULL flushes the pipeline's
+    /// bus (auto-flush-bus) and it drops whatever is posted until the pipeline leaves NULL: a generation marker posted
+    /// then was lost, and with it every message of the next item (a load that won the race with the bus thread after
+    /// a failed hand-over hung for good). READY before any marker.
+    private func reset(fully: Bool) {
+        if fully { _ = gst_element_set_state(playbin, GST_STATE_NULL) }
+        _ = gst_element_set_state(playbin, GST_STATE_READY)
+    }
+
     private func postMarker(_ generation: UInt64, announceStopped: Bool) {
         post(Self.markerName, fields: "gen=(guint64)\(generation), stopped=(boolean)\(announceStopped ? "true" : "false")")
     }
@@ -396,7 +405,7 @@ final class PipelineBridge: Sendable {
                 s.dirty = false
                 return s.generation
             }
-            _ = gst_element_set_state(playbin, GST_STATE_NULL)
+            reset(fully: true)
             postMarker(next, announceStopped: false)
         }
     }

@@ -121,6 +121,29 @@ struct PlaybackEngineTests {
         #expect(second.mono == bTone.samples, "B was not rendered exactly")
     }
 
+    @Test("a load right after a failed hand-over, while the current item still drains, plays")
+    func loadWhileDrainingAfterAFailedHandOver() async throws {
+        // The failed hand-over leaves playbin broken, so this load goes through NULL (see PipelineBridge.reset).
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav"), garbageURL = dir.file("garbage.wav")
+        try sine(0..<88_200).write(to: aURL)
+        try sine(0..<4_410).write(to: bURL)
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: garbageURL)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let a = item(aURL, 1), garbage = item(garbageURL, 2), b = item(bURL, 3)
+        engine.setNextItemProvider { $0 == a ? garbage : nil }
+        engine.load(a)
+        #expect(await log.wait { !$0.failures.isEmpty })
+        #expect(log.events.failures.first?.0 == garbage)
+        engine.load(b)
+        #expect(await log.waitFor(.finished(b)))
+        #expect(log.events.started == [a, b])
+        engine.stop()
+        #expect(await log.waitFor(.stateChanged(.stopped)))
+        engine.shutdown()
+    }
+
     @Test("a missing next item is refused before hand-over; current ends normally")
     func missingNext() async throws {
         let aURL = dir.file("a.wav")
