@@ -460,6 +460,7 @@ final class PipelineBridge: Sendable {
         if accepted {
             logger.debug("gapless hand-over \(finishing) → \(next)")
             tn_object_set_string(playbin, "uri", next.uri)
+            post(Self.wakeName, fields: "")  // the bus thread watches the hand-over from now on
         }
     }
 
@@ -501,8 +502,15 @@ final class PipelineBridge: Sendable {
                                        GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
                                        GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING]
         let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
-        let timeout = 50 * tn_msecond()
         while !isShutDown.load(ordering: .acquiring) {
+            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
+            // steadily playing daemon wakes once a second, not twenty times. Whatever starts a watch from another
+            // thread posts a message, which wakes this one at once.
+            let watching = state.withLock { s -> Bool in
+                if case .prerolling = s.phase { return true }
+                return s.draining != nil || s.handOverWatch != nil || !s.pending.isEmpty
+            }
+            let timeout = (watching ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
                 handle(message)
                 gst_message_unref(message)
@@ -790,7 +798,7 @@ final class PipelineBridge: Sendable {
         }
     }
 
-    /// Runs after every pop (message or 50 ms time-out): preroll deadline, drain watch.
+    /// Runs after every pop (a message, or 50 ms / 1 s without one): preroll deadline, drain watch.
     private func tick() {
         let (sameGen, draining, prerollExpired) = state.withLock { s -> (Bool, Bool, Bool) in
             let same = s.busGeneration == s.generation
