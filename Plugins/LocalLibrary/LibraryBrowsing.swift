@@ -75,9 +75,7 @@ extension LocalLibrary: BrowsableSource {
 extension LocalLibrary {
     /// Runs blocking file-system work on the read queue, never on the caller's executor.
     func onReadQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            readQueue.async { continuation.resume(with: Result { try body() }) }
-        }
+        try await readQueue.run(body)
     }
 
     /// Folders that are not part of the library (the shares inbox and rejects).

@@ -104,11 +104,7 @@ public final class LocalLibrary: SourcePlugin {
     /// read; rows of vanished files are dropped.
     @discardableResult
     public func scan() async throws -> ScanSummary {
-        try await withCheckedThrowingContinuation { continuation in
-            scanQueue.async {
-                continuation.resume(with: Result { try self.performScan(scopes: nil).summary })
-            }
-        }
+        try await scanQueue.run { try self.performScan(scopes: nil).summary }
     }
 
     /// Brings a file that just arrived (a received share) into the index now, by rescanning its folder.

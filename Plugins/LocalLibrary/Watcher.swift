@@ -51,7 +51,6 @@ final class Watcher: Sendable {
         var pending = Set<RawPath>()
         var overflow = false
         var deadline: ContinuousClock.Instant?
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .acquiring) {
             var timeout: Int32 = -1
             if let deadline {
@@ -63,13 +62,8 @@ final class Watcher: Sendable {
             if r < 0 && errno != EINTR { break }
             if stopped.load(ordering: .acquiring) { break }
             if fds[0].revents & Int16(POLLIN) != 0 {
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                    if n < 0 && errno == EINTR { continue }
-                    if n <= 0 { break }
-                    if parse(buffer, count: n, into: &pending, overflow: &overflow) {
-                        deadline = ContinuousClock.now + Self.debounce
-                    }
+                if parse(channel.readEvents(), into: &pending, overflow: &overflow) {
+                    deadline = ContinuousClock.now + Self.debounce
                 }
             }
             if let due = deadline, ContinuousClock.now >= due {
@@ -83,17 +77,11 @@ final class Watcher: Sendable {
         }
     }
 
-    /// Adds the folders that `count` bytes of inotify events touched; returns whether any event mattered.
-    private func parse(_ buffer: [UInt8], count: Int, into pending: inout Set<RawPath>, overflow: inout Bool) -> Bool {
+    /// Adds the folders that inotify events touched; returns whether any event mattered.
+    private func parse(_ events: [InotifyEvent], into pending: inout Set<RawPath>, overflow: inout Bool) -> Bool {
         var relevant = false
-        var o = 0
-        while o + 16 <= count {
-            let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                (raw.loadUnaligned(fromByteOffset: o, as: Int32.self), raw.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self),
-                 Int(raw.loadUnaligned(fromByteOffset: o + 12, as: UInt32.self)))
-            }
-            let nameBytes = Array(buffer[(o + 16)..<min(count, o + 16 + length)].prefix { $0 != 0 })
-            o += 16 + length
+        for event in events {
+            let (wd, mask, nameBytes) = (event.watch, event.mask, event.name)
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                 overflow = true
                 relevant = true

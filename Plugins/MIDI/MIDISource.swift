@@ -186,9 +186,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
     }
 
     private func onWorkQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            work.async { continuation.resume(with: Result { try body() }) }
-        }
+        try await work.run(body)
     }
 
     static func metadata(uri: String, path: String, info: MIDIFileInfo) -> TrackMetadata {

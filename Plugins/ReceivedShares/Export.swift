@@ -44,21 +44,17 @@ extension ReceivedShares {
         let isMIDI = MediaExport.typefind(source) == "audio/midi"
         // The plan (and with it the extension) is made once, before the export starts, so a stream that cannot be
         // passed through is refused at once.
-        let (fileExtension, plan): (String, MediaExport.Plan?) = try await withCheckedThrowingContinuation { continuation in
-            exportQueue.async {
-                continuation.resume(with: Result { () throws -> (String, MediaExport.Plan?) in
-                    switch exportMode {
-                    case .transcode(let format): return (format.rawValue, nil)
-                    case .passthrough where isMIDI: return ("mid", nil)
-                    case .passthrough:
-                        do {
-                            let plan = try MediaExport.passthroughPlan(file: source)
-                            return (plan.fileExtension, plan)
-                        } catch {
-                            throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? PlaybackError)?.message ?? "\(error)")")
-                        }
-                    }
-                })
+        let (fileExtension, plan) = try await exportQueue.run { () throws -> (String, MediaExport.Plan?) in
+            switch exportMode {
+            case .transcode(let format): return (format.rawValue, nil)
+            case .passthrough where isMIDI: return ("mid", nil)
+            case .passthrough:
+                do {
+                    let plan = try MediaExport.passthroughPlan(file: source)
+                    return (plan.fileExtension, plan)
+                } catch {
+                    throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? PlaybackError)?.message ?? "\(error)")")
+                }
             }
         }
         let id = String(UInt64.random(in: 1...UInt64.max), radix: 16)

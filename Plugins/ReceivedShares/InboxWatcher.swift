@@ -79,7 +79,6 @@ final class InboxWatcher: Sendable {
         defer { channel.close() }
         var folders = folders
         var candidates = candidates
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .acquiring) {
             check(&candidates)
             var timeout: Int32 = -1
@@ -99,33 +98,21 @@ final class InboxWatcher: Sendable {
                 }
             }
             if fds[0].revents & Int16(POLLIN) != 0 {
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                    if n < 0 && errno == EINTR { continue }
-                    if n <= 0 { break }
-                    apply(buffer, count: n, folders: &folders, candidates: &candidates)
-                }
+                apply(channel.readEvents(), folders: &folders, candidates: &candidates)
             }
         }
     }
 
-    /// Updates candidates from `count` bytes of inotify events.
-    private func apply(_ buffer: [UInt8], count: Int, folders: inout [Int32: String], candidates: inout [String: Candidate]) {
-        var o = 0
-        while o + 16 <= count {
-            let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                (raw.loadUnaligned(fromByteOffset: o, as: Int32.self), raw.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self),
-                 Int(raw.loadUnaligned(fromByteOffset: o + 12, as: UInt32.self)))
-            }
-            let nameBytes = Array(buffer[(o + 16)..<min(count, o + 16 + length)].prefix { $0 != 0 })
-            o += 16 + length
-            guard let folder = folders[wd], !nameBytes.isEmpty, mask & UInt32(IN_ISDIR) == 0 else { continue }
-            let path = folder + "/" + String(decoding: nameBytes, as: UTF8.self)
-            if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
+    /// Updates candidates from inotify events.
+    private func apply(_ events: [InotifyEvent], folders: inout [Int32: String], candidates: inout [String: Candidate]) {
+        for event in events {
+            guard let folder = folders[event.watch], !event.name.isEmpty, !event.has(IN_ISDIR) else { continue }
+            let path = folder + "/" + String(decoding: event.name, as: UTF8.self)
+            if event.has(IN_CLOSE_WRITE | IN_MOVED_TO) {
                 guard let info = Self.regularFile(path) else { continue }
                 candidates[path] = Candidate(size: info.size, mtime: info.mtime, closed: true,
                                              announced: candidates[path]?.announced ?? false, stableSince: .now)
-            } else if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
+            } else if event.has(IN_CREATE | IN_MODIFY) {
                 // Being written: wait for the writer to close it.
                 candidates[path] = Candidate(size: -1, mtime: 0, closed: false, announced: false, stableSince: .now)
             }

@@ -169,8 +169,13 @@ final class ObjectTree: Sendable {
 
     /// A readable property's `currentValue`, of its declared type, or nil.
     private static func current(_ handler: any DBusInterfaceHandler, _ property: DBusInterfaceDescription.Property) -> DBusValue? {
-        guard property.access.isReadable, var value = handler.currentValue(property.name) else { return nil }
-        if property.type == "v", value.signature != "v" { value = .variant(value) }
+        guard property.access.isReadable, let value = handler.currentValue(property.name) else { return nil }
+        return typed(value, for: property)
+    }
+
+    /// A handler's value as the property declares it (wrapped once more for a `v` property), or nil for another type.
+    private static func typed(_ value: DBusValue, for property: DBusInterfaceDescription.Property) -> DBusValue? {
+        let value = property.type == "v" && value.signature != "v" ? .variant(value) : value
         return value.signature == property.type ? value : nil
     }
 
@@ -245,12 +250,11 @@ final class ObjectTree: Sendable {
         -> Result<DBusValue, DBusError>
     {
         do {
-            var v = try await handler.get(p.name)
-            if p.type == "v", v.signature != "v" { v = .variant(v) }
-            guard v.signature == p.type else {
+            let v = try await handler.get(p.name)
+            guard let typed = Self.typed(v, for: p) else {
                 return .failure(.failed("property '\(p.name)' returned type '\(v.signature)' but declares '\(p.type)'"))
             }
-            return .success(.variant(v))
+            return .success(.variant(typed))
         } catch {
             return .failure(Self.named(error))
         }

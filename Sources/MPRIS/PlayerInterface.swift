@@ -1,10 +1,12 @@
 import DBus
+import Synchronization
 import TonearmCore
 
 /// org.mpris.MediaPlayer2.Player over the `Player` actor.
 struct PlayerInterface: DBusInterfaceHandler {
     let interface = contract("org.mpris.MediaPlayer2.Player")
     let player: Player
+    private let encoded = EncodedSnapshot()
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged {
@@ -48,7 +50,7 @@ struct PlayerInterface: DBusInterfaceHandler {
     /// (`playerctl status` and panel widgets read them all at once).
     func currentValue(_ property: String) -> DBusValue? {
         if property == "Position" { return .int64(player.positionNow()) }
-        return player.announced.flatMap { Self.properties($0)[property] }
+        return player.announced.flatMap { encoded.properties(of: $0)[property] }
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {
@@ -91,5 +93,17 @@ struct PlayerInterface: DBusInterfaceHandler {
             "CanSeek": .bool(s.canSeek),
             "CanControl": .bool(true),
         ]
+    }
+}
+
+/// The announced snapshot's properties, encoded once: a GetAll reads a dozen of them, each from the same snapshot.
+private final class EncodedSnapshot: Sendable {
+    private let last = Mutex<(PlayerSnapshot, [String: DBusValue])?>(nil)
+
+    func properties(of snapshot: PlayerSnapshot) -> [String: DBusValue] {
+        if let (cached, values) = last.withLock({ $0 }), cached == snapshot { return values }
+        let values = PlayerInterface.properties(snapshot)
+        last.withLock { $0 = (snapshot, values) }
+        return values
     }
 }

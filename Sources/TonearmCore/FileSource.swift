@@ -24,11 +24,7 @@ public struct FileSource: SourcePlugin {
 
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
         let uri = metadata.url
-        let probed: (duration: Int64?, tags: StreamTags)? = await withCheckedContinuation { continuation in
-            FileSource.probeQueue.async {
-                continuation.resume(returning: try? MediaProbe.probe(uri: uri))
-            }
-        }
+        let probed = try? await FileSource.probeQueue.run { try MediaProbe.probe(uri: uri) }
         guard let probed else { return metadata }
         var out = metadata.merging(probed.tags, artCache: artCache)
         if let ns = probed.duration, ns > 0 { out.length = ns / 1000 }
@@ -36,20 +32,11 @@ public struct FileSource: SourcePlugin {
     }
 
     public func verify(_ uri: URL) async throws {
-        let result: Result<Void, PlaybackError> = await withCheckedContinuation { continuation in
-            FileSource.probeQueue.async {
-                do {
-                    _ = try MediaProbe.probe(uri: uri.absoluteString)
-                    continuation.resume(returning: .success(()))
-                } catch let error as PlaybackError {
-                    continuation.resume(returning: .failure(error))
-                } catch {
-                    continuation.resume(returning: .failure(PlaybackError(domain: "stream", code: 0, message: "\(error)", debug: nil)))
-                }
-            }
-        }
-        if case .failure(let error) = result {
-            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(error.message))")
+        do {
+            _ = try await FileSource.probeQueue.run { try MediaProbe.probe(uri: uri.absoluteString) }
+        } catch {
+            let reason = (error as? PlaybackError)?.message ?? "\(error)"
+            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(reason))")
         }
     }
 

@@ -39,10 +39,42 @@ public struct InotifyChannel: Sendable {
         while read(wakeRead, &drain, 64) > 0 {}
     }
 
+    /// Everything `fd` has to read now, decoded (after poll said it is readable; it never blocks).
+    public func readEvents() -> [InotifyEvent] {
+        var events: [InotifyEvent] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return events }
+            var o = 0
+            while o + 16 <= n {
+                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: o, as: Int32.self), raw.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self),
+                     Int(raw.loadUnaligned(fromByteOffset: o + 12, as: UInt32.self)))
+                }
+                let name = Array(buffer[(o + 16)..<min(n, o + 16 + length)].prefix { $0 != 0 })
+                events.append(InotifyEvent(watch: wd, mask: mask, name: name))
+                o += 16 + length
+            }
+        }
+    }
+
     /// Closes all three descriptors; the watcher thread calls it when it ends.
     public func close() {
         Glibc.close(fd)
         Glibc.close(wakeRead)
         Glibc.close(wakeWrite)
     }
+}
+
+/// One inotify event: the watch it belongs to, what happened, and the entry's name (bytes without the NUL
+/// padding; empty when the event is about the watched folder itself).
+public struct InotifyEvent: Sendable {
+    public let watch: Int32
+    public let mask: UInt32
+    public let name: [UInt8]
+
+    /// True when `mask` has any of `flags` (IN_CREATE, IN_ISDIR…).
+    public func has(_ flags: Int32) -> Bool { mask & UInt32(flags) != 0 }
 }

@@ -64,12 +64,10 @@ public struct StateStore: Sendable {
         record += [UInt8](repeating: 0x20, count: Self.positionRecordSize - 1 - record.count) + [0x0A]
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let fd = open(positionURL.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TonearmError("IOError", "cannot write \(positionURL.path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw AtomicFile.posixError("cannot write \(positionURL.path)") }
         defer { close(fd) }
         let written = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == record.count else {
-            throw TonearmError("IOError", "cannot write \(positionURL.path): \(String(cString: strerror(errno)))")
-        }
+        guard written == record.count else { throw AtomicFile.posixError("cannot write \(positionURL.path)") }
         _ = ftruncate(fd, off_t(record.count))  // nothing to cut but after someone else wrote a longer file
     }
 
@@ -117,7 +115,7 @@ public enum AtomicFile {
         }
     }
 
-    private static func posixError(_ what: String) -> TonearmError {
+    static func posixError(_ what: String) -> TonearmError {
         TonearmError("IOError", "\(what): \(String(cString: strerror(errno)))")
     }
 }

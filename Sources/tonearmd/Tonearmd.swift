@@ -111,8 +111,10 @@ struct Tonearmd: AsyncParsableCommand {
 
         // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
         // the caches and the shares are opened here.
-        let engineReady = Self.onThread { [audioSink = settings.audioSink, elementSettings = midi.elementSettings] in
-            try PlaybackEngine(sinkDescription: audioSink, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
+        let engineReady = Task { [audioSink = settings.audioSink, elementSettings = midi.elementSettings] in
+            try await DispatchQueue.global().run {
+                try PlaybackEngine(sinkDescription: audioSink, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
+            }
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let store = StateStore(url: dirs.stateFile)
@@ -242,15 +244,6 @@ struct Tonearmd: AsyncParsableCommand {
             }
             let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
             return URL(fileURLWithPath: path.hasPrefix("~/") ? home + path.dropFirst() : path)
-        }
-    }
-
-    /// Runs blocking C set-up on a dispatch thread rather than the cooperative pool.
-    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> Task<T, any Error> {
-        Task {
-            try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-            }
         }
     }
 
