@@ -493,13 +493,15 @@ public actor Player {
         switch event {
         case .started(let item):
             let id = TrackID(serial: item.token)
-            let isHandover = handover.pendingToken == item.token && loaded != id
+            let isHandover = handover.wasHandedOver(item.token) && loaded != id
             guard loaded == id || isHandover else { return }
+            handover.started(item.token)
             let repeated = heard == id
             heard = id
             loaded = id
             failuresInARow = 0
             queue.setCurrent(id)
+            if isHandover { refreshHandover() }  // what follows the new current item, for its own hand-over
             let metadata = queue.track(id)?.metadata
             canSeek = metadata?.seeksDespiteQuery == true || engine.isSeekable
             if repeated { eventSink.yield(.seeked(0)) } else if let metadata { tellSource(metadata) }
@@ -674,13 +676,19 @@ public actor Player {
         scheduleSave()
     }
 
+    /// The items that follow the loaded one in play order, a few ahead (to the first repeat: a looped track follows
+    /// itself, a looped playlist comes round once).
     private func refreshHandover() {
-        let current = loaded?.serial
-        let next = playable(after: loaded, automatic: true).flatMap { id -> PlaybackItem? in
-            guard loaded != nil, let track = queue.track(id), let serial = id.serial else { return nil }
-            return Self.item(track, serial)
+        var upcoming: [PlaybackItem] = []
+        var seen: Set<TrackID> = []
+        var cursor = loaded
+        while loaded != nil, upcoming.count < 8, let id = playable(after: cursor, automatic: true),
+              let track = queue.track(id), let serial = id.serial {
+            upcoming.append(Self.item(track, serial))
+            guard id != loaded, seen.insert(id).inserted else { break }
+            cursor = id
         }
-        handover.set(current: current, next: next)
+        handover.set(current: loaded?.serial, upcoming: upcoming)
     }
 
     /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).

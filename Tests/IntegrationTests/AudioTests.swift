@@ -35,6 +35,30 @@ import Testing
         #expect(titles.firstIndex(of: "first").map { i in titles[i...].contains("second") } == true, "\(titles)")
     }
 
+    @Test func threeTracksJoinGaplesslyOneAfterTheOther() async throws {
+        // Each hand-over must plan the next one: the second track hands over to the third as the first did to it.
+        let d = try Daemon()
+        let whole = WAV.sine(seconds: 2.4)
+        let cuts = [0, Int(0.9 * 44100), Int(1.7 * 44100), whole.frameCount]
+        var paths: [String] = []
+        for (i, name) in ["one", "two", "three"].enumerated() {
+            let file = d.media.file("\(name).wav")
+            try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cuts[i] * 2)..<(cuts[i + 1] * 2)])).write(to: file)
+            paths.append(file.path)
+        }
+        let out = d.media.file("rendered.wav")
+        try await d.start(paths, sink: "wavenc ! filesink location=\(out.path)")
+        try await d.waitFor("all three played, then Stopped", timeout: .seconds(30)) {
+            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
+        }
+        _ = await d.terminate()
+        let rendered = try WAV.read(out).mono
+        let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])
+        #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
+        #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")
+        #expect(AudioCheck.largestJump(body) <= Self.sineSlope, "a jump means a discontinuity at a join")
+    }
+
     @Test func aCorruptFileBetweenGoodOnesIsReportedAndSkipped() async throws {
         let d = try Daemon()
         let a = try d.sine("good1.wav", seconds: 1.0)
