@@ -43,7 +43,7 @@ public enum MediaProbe {
     private static func discover<T>(uri: String, timeout: Duration,
                                     _ body: (OpaquePointer, OpaquePointer) -> T) throws -> T {
         GStreamer.ensureInitialized()
-        if let problem = PipelineBridge.precheck(uri) { throw problem }
+        if let problem = MediaPrecheck.check(uri) { throw problem }
         let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         var error: UnsafeMutablePointer<GError>?
         guard let discoverer = gst_discoverer_new(GstClockTime(max(1, ns)), &error) else {

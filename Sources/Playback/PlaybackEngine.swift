@@ -1,7 +1,8 @@
 import CGStreamer
 import Logging
 
-/// The GStreamer side: one playbin, its bus thread, gapless hand-over.
+/// The GStreamer side: one playbin, its bus thread, gapless hand-over; what it does is decided by its
+/// `PlaybackMachine`.
 ///
 /// All methods may be called from any thread. Events arrive in order on `events`, fed by the
 /// engine's bus thread. After `.finished` or `.failed` for the current item the engine waits:
@@ -11,7 +12,7 @@ public final class PlaybackEngine: Sendable {
     /// How long an item may take to reach PAUSED (preroll) before it is reported as failed.
     public static let defaultPrerollTimeout: Duration = .seconds(10)
 
-    private let bridge: PipelineBridge
+    private let shell: PipelineShell
 
     /// - Parameters:
     ///   - sinkDescription: a gst-launch style description of the audio sink, built into a bin
@@ -25,19 +26,19 @@ public final class PlaybackEngine: Sendable {
                 logger: Logger = Logger(label: "tonearm.playback"),
                 prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout,
                 elementSettings: [String: [String: String]] = [:]) throws {
-        bridge = try PipelineBridge(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout,
-                                    elementSettings: elementSettings)
+        shell = try PipelineShell(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout,
+                                  elementSettings: elementSettings)
     }
 
     deinit {
-        bridge.shutdown()
+        shell.shutdown()
     }
 
     /// Builds the sink a description names and lets it go: true when it reaches a real audio device, false when
     /// the default would fall back to the null sink. Throws when the description is invalid.
     public static func checkSink(_ description: String) throws -> Bool {
         GStreamer.ensureInitialized()
-        let (sink, isNull) = try PipelineBridge.makeSink(description, logger: Logger(label: "tonearm.doctor"))
+        let (sink, isNull) = try AudioSink.make(description, logger: Logger(label: "tonearm.doctor"))
         defer { gst_object_unref(sink) }
         if !isNull, gst_element_set_state(sink, GST_STATE_READY) == GST_STATE_CHANGE_FAILURE {
             throw PlaybackError(domain: "resource", code: 0, message: "the audio output '\(description)' cannot be opened", debug: nil)
@@ -47,52 +48,56 @@ public final class PlaybackEngine: Sendable {
     }
 
     /// One stream for the engine's life; consume it from one task.
-    public var events: AsyncStream<PlaybackEvent> { bridge.events }
+    public var events: AsyncStream<PlaybackEvent> { shell.events }
 
     /// Called synchronously on a GStreamer streaming thread inside `about-to-finish` with the
     /// item about to end; returns the item to hand over gaplessly, or nil. Must be fast.
     public func setNextItemProvider(_ provider: @escaping @Sendable (_ finishing: PlaybackItem) -> PlaybackItem?) {
-        bridge.setProvider(provider)
+        shell.setProvider(provider)
     }
 
-    /// Replaces whatever plays and goes to PLAYING, or to PAUSED at `position` (ns) when
-    /// `startPaused` (restoring a saved state). A non-zero position prerolls, seeks, then plays.
+    /// Replaces whatever plays and goes to PLAYING, or to PAUSED when `startPaused`; a non-zero position (ns)
+    /// prerolls, seeks, then plays. Status and position read as asked for at once.
     public func load(_ item: PlaybackItem, startPaused: Bool = false, at position: Int64 = 0) {
-        bridge.load(item, startPaused: startPaused, at: position)
+        shell.send(.load(item, paused: startPaused, at: position, now: .now))
     }
 
     /// Resumes; after stop, a failure or the end, starts the current item again from 0.
-    public func play() { bridge.play() }
-    public func pause() { bridge.pause() }
+    public func play() { shell.send(.play(now: .now)) }
+    public func pause() { shell.send(.pause(now: .now)) }
     /// READY, position 0; reports `.stateChanged(.stopped)`.
-    public func stop() { bridge.stop() }
+    public func stop() { shell.send(.stop) }
 
-    /// Flushing, accurate seek at the current rate; false if not seekable (or nothing loaded).
-    /// `.seekCompleted` follows when it has settled.
+    /// Flushing, accurate seek at the current rate (ns); false if not seekable or nothing is loaded. A seek while
+    /// the item opens is applied once it has prerolled. Position reads the target until `.seekCompleted`.
     @discardableResult
-    public func seek(to nanoseconds: Int64) -> Bool { bridge.seek(to: nanoseconds) }
+    public func seek(to nanoseconds: Int64) -> Bool { shell.send(.seek(nanoseconds, now: .now)) }
 
     /// Playback rate (clamped to 0.25…4), applied by a seek at the current position; kept
     /// for the next loads.
     @discardableResult
-    public func setRate(_ rate: Double) -> Bool { bridge.setRate(rate) }
-    public var rate: Double { bridge.rate }
+    public func setRate(_ rate: Double) -> Bool { shell.send(.setRate(rate, position: shell.position, now: .now)) }
+    public var rate: Double { shell.snapshot.rate }
 
     /// Linear volume (playbin "volume", 1 = unchanged, clamped to 0…10).
-    public var volume: Double { bridge.volume }
-    public func setVolume(_ v: Double) { bridge.setVolume(v) }
+    public var volume: Double { shell.volume }
+    public func setVolume(_ v: Double) { shell.setVolume(v) }
 
-    /// Position in ns (`gst_element_query_position`); nil when unknown.
-    public var position: Int64? { bridge.position }
+    /// What clients should be told: status, item, seekability, rate.
+    public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
+    /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.
+    public var reportedPosition: Int64 { shell.reportedPosition }
+    /// The pipeline's own position in ns (`gst_element_query_position`); nil when unknown.
+    public var position: Int64? { shell.position }
     /// Duration in ns; nil when unknown.
-    public var duration: Int64? { bridge.duration }
-    public var isSeekable: Bool { bridge.isSeekable }
+    public var duration: Int64? { shell.duration }
+    public var isSeekable: Bool { shell.snapshot.canSeek }
     /// The item last reported `.started` (or loaded).
-    public var currentItem: PlaybackItem? { bridge.currentItem }
+    public var currentItem: PlaybackItem? { shell.currentItem }
     /// The state last reported by `.stateChanged`.
-    public var state: PlaybackState { bridge.reportedState }
-    public var usingNullSink: Bool { bridge.usingNullSink }
+    public var state: PlaybackState { shell.reportedState }
+    public var usingNullSink: Bool { shell.usingNullSink }
 
     /// NULL state, bus thread stopped, event stream finished. Idempotent.
-    public func shutdown() { bridge.shutdown() }
+    public func shutdown() { shell.shutdown() }
 }

@@ -31,17 +31,19 @@ public struct FileSource: SourcePlugin {
         return out
     }
 
+    /// By content, in milliseconds: readable, and its first 64 KiB look like audio (a file that then fails to decode
+    /// is skipped with TrackFailed). Off the probe queue, so an OpenUri never waits behind the enrichment of a batch.
     public func verify(_ uri: URL) async throws {
-        do {
-            _ = try await FileSource.probeQueue.run { try MediaProbe.probe(uri: uri.absoluteString) }
-        } catch {
-            let reason = (error as? PlaybackError)?.message ?? "\(error)"
-            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(reason))")
+        let problem = try await FileSource.checkQueue.run { MediaPrecheck.check(uri.absoluteString, typefind: true) }
+        if let problem {
+            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(problem.message))")
         }
     }
 
     /// Discoverer runs block; one serial queue keeps them off the cooperative pool.
     static let probeQueue = DispatchQueue(label: "tonearm.probe")
+    /// Content checks for OpenUri: short, and never behind the probes.
+    static let checkQueue = DispatchQueue(label: "tonearm.check", attributes: .concurrent)
 }
 
 extension TrackMetadata {

@@ -1,0 +1,36 @@
+import CGStreamer
+import Foundation
+
+/// Cheap checks of a file URI before it is handed to playbin.
+public enum MediaPrecheck {
+    /// It must exist, be readable and (with `typefind`) its first 64 KiB must look like audio. A bad next item handed
+    /// over stalls playbin, sometimes before the current item is even heard. Non-file URIs pass.
+    public static func check(_ uri: String, typefind: Bool = false) -> PlaybackError? {
+        guard uri.hasPrefix("file:") else { return nil }
+        GStreamer.ensureInitialized()
+        guard let path = g_filename_from_uri(uri, nil, nil) else {
+            return PlaybackError(domain: "resource", code: 3, message: "Resource not found.", debug: "invalid file URI: \(uri)")
+        }
+        defer { g_free(path) }
+        if access(path, R_OK) != 0 {
+            return PlaybackError(domain: "resource", code: errno == EACCES ? 6 : 3,
+                                 message: errno == EACCES ? "Could not open resource for reading." : "Resource not found.",
+                                 debug: "\(String(cString: path)): \(String(cString: strerror(errno)))")
+        }
+        guard typefind else { return nil }
+        var probability: guint = 0
+        guard let name = tn_typefind_file(path, 65_536, &probability) else {
+            // GST_STREAM_ERROR_TYPE_NOT_FOUND, as playback would report it.
+            return PlaybackError(domain: "stream", code: 4, message: "Could not determine type of stream.",
+                                 debug: "typefind found nothing in \(String(cString: path))")
+        }
+        defer { g_free(name) }
+        let type = String(cString: name)
+        if type.hasPrefix("image/") || type.hasPrefix("text/") || type.hasPrefix("video/x-raw") {
+            // GST_STREAM_ERROR_WRONG_TYPE
+            return PlaybackError(domain: "stream", code: 6, message: "Not an audio file (\(type)).",
+                                 debug: String(cString: path))
+        }
+        return nil
+    }
+}

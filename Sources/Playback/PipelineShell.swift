@@ -1,0 +1,345 @@
+import CGStreamer
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The thin C side around one playbin: turns GStreamer's bus messages and `about-to-finish` into inputs of the
+/// `PlaybackMachine`, and performs the effects it returns. It decides nothing itself.
+///
+/// Threads: callers' commands and the bus thread both feed the machine under `commandLock`, so a decision and the
+/// pipeline calls it asks for happen together and never interleave with another's. `about-to-finish` runs on a
+/// streaming thread that must not wait for a command (a READY waits for streaming threads): it takes only the
+/// machine's own lock.
+final class PipelineShell: Sendable {
+    nonisolated(unsafe) let playbin: UnsafeMutablePointer<GstElement>
+    nonisolated(unsafe) let bus: UnsafeMutablePointer<GstBus>
+    let usingNullSink: Bool
+    let logger: Logger
+    let events: AsyncStream<PlaybackEvent>
+    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+    private let machine: Mutex<PlaybackMachine>
+    private let commandLock = Mutex<Void>(())
+    private let provider = Mutex<(@Sendable (PlaybackItem) -> PlaybackItem?)?>(nil)
+    private let isShutDown = Atomic<Bool>(false)
+    private let busThreadDone = DispatchSemaphore(value: 0)
+    private let busThreadID = Mutex<pthread_t?>(nil)
+    private let handlerID = Atomic<UInt>(0)
+    private let setupHandlerID = Atomic<UInt>(0)
+    /// Properties for elements playbin creates, by factory name; read on streaming threads in `element-setup`.
+    let elementSettings: [String: [String: String]]
+
+    static let markerName = "tonearm-marker"
+    static let rejectedName = "tonearm-rejected"
+    static let wakeName = "tonearm-wake"
+
+    init(sinkDescription: String, logger: Logger, prerollTimeout: Duration, elementSettings: [String: [String: String]] = [:]) throws {
+        GStreamer.ensureInitialized()
+        self.logger = logger
+        self.elementSettings = elementSettings
+        machine = Mutex(PlaybackMachine(prerollTimeout: prerollTimeout))
+        let (sink, isNull) = try AudioSink.make(sinkDescription, logger: logger)
+        defer { gst_object_unref(sink) }
+        guard let playbin = gst_element_factory_make("playbin", "tonearm-playbin") else {
+            throw PlaybackError(domain: "core", code: 4, message: "GStreamer's playbin element is missing (gstreamer1.0-plugins-base)")
+        }
+        _ = gst_object_ref_sink(playbin)
+        // Audio only: ignore video and subtitle streams; volume in software so every sink has it.
+        gst_util_set_object_arg(tn_object(playbin), "flags", "audio+soft-volume")
+        tn_object_set_object(playbin, "audio-sink", sink)
+        self.playbin = playbin
+        self.bus = gst_element_get_bus(playbin)
+        self.usingNullSink = isNull
+        (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .unbounded)
+
+        let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
+            guard let data else { return }
+            Unmanaged<PipelineShell>.fromOpaque(data).takeUnretainedValue().aboutToFinish()
+        }
+        let id = tn_signal_connect(playbin, "about-to-finish", unsafeBitCast(callback, to: GCallback.self),
+                                   Unmanaged.passUnretained(self).toOpaque())
+        handlerID.store(id, ordering: .releasing)
+        if !elementSettings.isEmpty {
+            let setup: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, element, data in
+                guard let element, let data else { return }
+                Unmanaged<PipelineShell>.fromOpaque(data).takeUnretainedValue().setUp(element)
+            }
+            let setupID = tn_signal_connect(playbin, "element-setup", unsafeBitCast(setup, to: GCallback.self),
+                                            Unmanaged.passUnretained(self).toOpaque())
+            setupHandlerID.store(setupID, ordering: .releasing)
+        }
+
+        let thread = Thread { [self] in
+            self.busThreadID.withLock { $0 = pthread_self() }
+            self.runBus()
+            self.busThreadDone.signal()
+        }
+        thread.name = "tonearm-bus"
+        thread.start()
+    }
+
+    deinit {
+        shutdown()
+        gst_object_unref(bus)
+        gst_object_unref(playbin)
+    }
+
+    // MARK: - Reading (any thread)
+
+    var snapshot: PlaybackMachine.Snapshot { machine.withLock { $0.snapshot } }
+    var currentItem: PlaybackItem? { machine.withLock { $0.currentItem } }
+    var reportedState: PlaybackState { machine.withLock { $0.reportedState } }
+
+    /// The position clients should read (ns): the target of a seek not settled yet, else the pipeline's; 0 when stopped.
+    var reportedPosition: Int64 {
+        let s = snapshot
+        guard s.item != nil else { return 0 }
+        if let target = s.positionOverride { return target }
+        return max(0, position ?? 0)
+    }
+
+    var volume: Double { tn_object_get_double(playbin, "volume") }
+
+    func setVolume(_ v: Double) {
+        guard v.isFinite else { return }
+        tn_object_set_double(playbin, "volume", min(10, max(0, v)))
+    }
+
+    /// The pipeline's own position in ns; nil when unknown.
+    var position: Int64? {
+        var value: gint64 = 0
+        guard gst_element_query_position(playbin, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        return Int64(value)
+    }
+
+    var duration: Int64? {
+        var value: gint64 = 0
+        guard gst_element_query_duration(playbin, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        return Int64(value)
+    }
+
+    func querySeekable() -> Bool? {
+        guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return nil }
+        defer { gst_query_unref(query) }
+        guard gst_element_query(playbin, query) != 0 else { return nil }
+        var seekable: gboolean = 0
+        gst_query_parse_seeking(query, nil, &seekable, nil, nil)
+        return seekable != 0
+    }
+
+    func setProvider(_ p: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {
+        provider.withLock { $0 = p }
+    }
+
+    // MARK: - Feeding the machine
+
+    /// Feeds a command or a bus message and performs its effects, under the command lock.
+    @discardableResult
+    func send(_ input: PlaybackMachine.Input) -> Bool {
+        guard !isShutDown.load(ordering: .acquiring) else { return false }
+        return commandLock.withLock { _ in apply(input) }
+    }
+
+    /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
+    private func apply(_ input: PlaybackMachine.Input) -> Bool {
+        let step = machine.withLock { $0.handle(input) }
+        for effect in step.effects {
+            if let answer = perform(effect) { _ = apply(answer) }
+        }
+        return step.accepted
+    }
+
+    private func perform(_ effect: PlaybackMachine.Effect) -> PlaybackMachine.Input? {
+        switch effect {
+        case .reset(let fully):
+            // NULL flushes the bus (auto-flush-bus) and drops whatever is posted until the pipeline leaves NULL: a
+            // marker posted then would be lost, and every message of the next item with it. So READY before a marker.
+            if fully { _ = gst_element_set_state(playbin, GST_STATE_NULL) }
+            _ = gst_element_set_state(playbin, GST_STATE_READY)
+            return .resetDone
+        case .postMarker(let generation, let stopped):
+            post(Self.markerName, fields: "gen=(guint64)\(generation), stopped=(boolean)\(stopped ? "true" : "false")")
+        case .postRejected(let generation):
+            post(Self.rejectedName, fields: "gen=(guint64)\(generation)")
+        case .setURI(let uri):
+            tn_object_set_string(playbin, "uri", uri)
+        case .setState(let state):
+            if gst_element_set_state(playbin, Self.gstState(state)) == GST_STATE_CHANGE_FAILURE {
+                logger.debug("state change to \(state) failed; waiting for the error message")
+            }
+        case .seek(let position, let rate):
+            let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
+            let ok = gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
+                                      GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
+            return .seekIssued(ok)
+        case .emit(let event):
+            continuation.yield(event)
+        case .wake:
+            post(Self.wakeName, fields: "")
+        case .log(let line):
+            logger.debug("\(line)")
+        }
+        return nil
+    }
+
+    static func gstState(_ state: PlaybackMachine.PipelineState) -> GstState {
+        switch state {
+        case .null: return GST_STATE_NULL
+        case .ready: return GST_STATE_READY
+        case .paused: return GST_STATE_PAUSED
+        case .playing: return GST_STATE_PLAYING
+        }
+    }
+
+    static func pipelineState(_ state: GstState) -> PlaybackMachine.PipelineState {
+        switch state {
+        case GST_STATE_PLAYING: return .playing
+        case GST_STATE_PAUSED: return .paused
+        case GST_STATE_READY: return .ready
+        default: return .null
+        }
+    }
+
+    func shutdown() {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        post(Self.wakeName, fields: "")
+        let onBusThread = busThreadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onBusThread { busThreadDone.wait() }
+        commandLock.withLock { _ in _ = gst_element_set_state(playbin, GST_STATE_NULL) }
+        let id = handlerID.exchange(0, ordering: .acquiringAndReleasing)
+        if id != 0 { g_signal_handler_disconnect(playbin, gulong(id)) }
+        let setupID = setupHandlerID.exchange(0, ordering: .acquiringAndReleasing)
+        if setupID != 0 { g_signal_handler_disconnect(playbin, gulong(setupID)) }
+        continuation.finish()
+    }
+
+    private func post(_ name: String, fields: String) {
+        let text = fields.isEmpty ? name : "\(name), \(fields)"
+        guard let structure = gst_structure_new_from_string(text),
+              let message = gst_message_new_application(nil, structure) else { return }
+        _ = gst_bus_post(bus, message)
+    }
+
+    // MARK: - element-setup (a streaming thread)
+
+    /// Applies `elementSettings` to an element playbin just created (the SoundFont of fluiddec).
+    private func setUp(_ element: UnsafeMutablePointer<GstElement>) {
+        guard let name = tn_element_factory_name(element).map({ String(cString: $0) }),
+              let settings = elementSettings[name] else { return }
+        for (property, value) in settings {
+            gst_util_set_object_arg(tn_object(element), property, value)
+            logger.debug("\(name): \(property) = \(value)")
+        }
+    }
+
+    // MARK: - about-to-finish (a streaming thread, synchronously)
+
+    private func aboutToFinish() {
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        guard let (finishing, generation) = machine.withLock({ $0.finishingItem() }) else {
+            logger.debug("about-to-finish while a seek or a load is under way: no hand-over")
+            return
+        }
+        guard let provider = provider.withLock({ $0 }), let next = provider(finishing) else { return }
+        // Handing over a missing or non-audio file stalls the pipeline: refuse it now and let the current item end.
+        let effects: [PlaybackMachine.Effect]
+        if let problem = MediaPrecheck.check(next.uri, typefind: true) {
+            effects = machine.withLock { $0.refuse(next, problem, generation: generation) }
+        } else {
+            effects = machine.withLock { $0.handOver(next, generation: generation) }
+        }
+        // Only setURI, a wake, a post or a log: nothing here waits for a command.
+        for effect in effects { _ = perform(effect) }
+    }
+
+    // MARK: - Bus thread
+
+    private func runBus() {
+        let types: [GstMessageType] = [GST_MESSAGE_EOS, GST_MESSAGE_ERROR, GST_MESSAGE_WARNING, GST_MESSAGE_STATE_CHANGED,
+                                       GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
+                                       GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING]
+        let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
+        while !isShutDown.load(ordering: .acquiring) {
+            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
+            // steadily playing daemon wakes once a second. Whatever starts a watch from another thread posts a
+            // message, which wakes this one at once.
+            let watching = machine.withLock { $0.isWatching }
+            let timeout = (watching ? 50 : 1000) * tn_msecond()
+            if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
+                if let input = decode(message) { send(input) }
+                gst_message_unref(message)
+            }
+            if machine.withLock({ $0.isWatching }) {
+                send(.tick(now: .now, position: position))
+            }
+        }
+    }
+
+    private func isFromPlaybin(_ message: UnsafeMutablePointer<GstMessage>) -> Bool {
+        guard let src = message.pointee.src else { return false }
+        return OpaquePointer(src) == OpaquePointer(playbin)
+    }
+
+    /// A bus message as an input of the machine, with what it needs read from the pipeline; nil for the rest.
+    private func decode(_ message: UnsafeMutablePointer<GstMessage>) -> PlaybackMachine.Input? {
+        switch message.pointee.type {
+        case GST_MESSAGE_APPLICATION:
+            guard let structure = gst_message_get_structure(message), let cname = gst_structure_get_name(structure) else { return nil }
+            var gen: guint64 = 0
+            _ = gst_structure_get_uint64(structure, "gen", &gen)
+            switch String(cString: cname) {
+            case Self.markerName:
+                var stopped: gboolean = 0
+                _ = gst_structure_get_boolean(structure, "stopped", &stopped)
+                return .marker(UInt64(gen), stopped: stopped != 0)
+            case Self.rejectedName:
+                return .rejectedMarker(UInt64(gen))
+            default:
+                return nil
+            }
+        case GST_MESSAGE_STATE_CHANGED:
+            guard isFromPlaybin(message) else { return nil }
+            var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+            gst_message_parse_state_changed(message, &old, &new, &pending)
+            guard pending == GST_STATE_VOID_PENDING, new == tn_state_target(playbin) else { return nil }
+            return .settled(Self.pipelineState(new))
+        case GST_MESSAGE_ASYNC_DONE:
+            let current = tn_state_current(playbin)
+            let settled = current == tn_state_target(playbin) ? Self.pipelineState(current) : nil
+            return .asyncDone(position: position, duration: duration, seekable: querySeekable(), settled: settled)
+        case GST_MESSAGE_STREAM_START:
+            var groupID: guint = 0
+            let hasGroup = gst_message_parse_group_id(message, &groupID) != 0
+            return .streamStart(group: hasGroup ? UInt32(groupID) : nil, duration: duration, seekable: querySeekable())
+        case GST_MESSAGE_DURATION_CHANGED:
+            return .durationChanged(duration)
+        case GST_MESSAGE_TAG:
+            guard let src = message.pointee.src, tn_is_sink_element(src) != 0 else { return nil }
+            var list: UnsafeMutablePointer<GstTagList>?
+            gst_message_parse_tag(message, &list)
+            guard let list else { return nil }
+            let tags = GStreamer.streamTags(list)
+            gst_tag_list_unref(list)
+            return tags.isEmpty ? nil : .tags(tags)
+        case GST_MESSAGE_EOS:
+            return .endOfStream
+        case GST_MESSAGE_ERROR:
+            let error = GStreamer.parseError(message)
+            if let src = message.pointee.src, let path = tn_object_path(src) {
+                logger.debug("error from \(String(cString: path)): \(error)")
+                g_free(path)
+            }
+            return .error(error, now: .now)
+        case GST_MESSAGE_WARNING:
+            let warning = GStreamer.parseError(message, warning: true)
+            logger.debug("GStreamer warning: \(warning.message) (\(warning.debug ?? ""))")
+            return nil
+        case GST_MESSAGE_BUFFERING:
+            var percent: gint = 0
+            gst_message_parse_buffering(message, &percent)
+            return .buffering(percent: Int(percent))
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Playback
+
+/// What the `Player` asks of a playback engine. `PlaybackEngine` is the real one; tests drive the `Player` with a
+/// fake that runs the same `PlaybackMachine` without GStreamer.
+public protocol PlaybackControl: AnyObject, Sendable {
+    /// One ordered stream of what the engine reports, for the engine's life.
+    var events: AsyncStream<PlaybackEvent> { get }
+    /// The status clients should be told, the item, seekability and rate.
+    var snapshot: PlaybackMachine.Snapshot { get }
+    /// The position in ns as clients should read it (a seek's target until it settles; 0 when stopped).
+    var reportedPosition: Int64 { get }
+    func setNextItemProvider(_ provider: @escaping @Sendable (_ finishing: PlaybackItem) -> PlaybackItem?)
+    func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64)
+    func play()
+    func pause()
+    func stop()
+    @discardableResult func seek(to nanoseconds: Int64) -> Bool
+    @discardableResult func setRate(_ rate: Double) -> Bool
+    func setVolume(_ volume: Double)
+    func shutdown()
+}
+
+extension PlaybackEngine: PlaybackControl {}

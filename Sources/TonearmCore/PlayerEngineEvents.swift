@@ -1,0 +1,79 @@
+import Foundation
+import Playback
+
+/// What the player does when the engine reports: a track heard, its length and tags, a seek settled, an end, a
+/// failure.
+extension Player {
+    func handle(_ event: PlaybackEvent) {
+        switch event {
+        case .started(let item):
+            let id = TrackID(serial: item.token)
+            // The engine's own item: a start from an item replaced since (Play, then Next at once) is stale.
+            guard loaded == id else { return }
+            handover.started(item.token)
+            let repeated = heard == id
+            heard = id
+            failuresInARow = 0
+            let wasCurrent = queue.currentID == id
+            queue.setCurrent(id)
+            if !wasCurrent { refreshHandover() }  // what follows the new current item, for its own hand-over
+            if repeated { eventSink.yield(.seeked(0)) } else if let metadata = queue.track(id)?.metadata { tellSource(metadata) }
+            followStatus()
+            publish()
+            scheduleSave()
+        case .stateChanged:
+            // The player's status is the engine's promise to clients; the pipeline's own transitions are not news.
+            break
+        case .durationChanged(let item, let ns):
+            let id = TrackID(serial: item.token)
+            if let ns, ns > 0, var track = queue.track(id), track.metadata.length != ns / 1000 {
+                track.metadata.length = ns / 1000
+                queue.updateMetadata(id, track.metadata)
+                eventSink.yield(.trackMetadataChanged(track))
+            }
+            publish()
+        case .tags(let item, let tags):
+            let id = TrackID(serial: item.token)
+            guard let track = queue.track(id) else { return }
+            applyMetadataNow(id, track.metadata.merging(tags, artCache: artCache))
+        case .seekCompleted(let item, let ns):
+            // Seeked and a tick went out when the seek was taken; the tick cadence restarts from where it landed.
+            _ = ns
+            guard TrackID(serial: item.token) == loaded else { return }
+            if status == .playing { startTicking() }
+            publish()
+        case .finished(let item):
+            let id = TrackID(serial: item.token)
+            guard id == loaded else { return }
+            if let next = playable(after: id, automatic: true) {
+                load(next, paused: false)
+            } else {
+                halt()
+            }
+        case .failed(let item, let error):
+            let id = TrackID(serial: item.token)
+            let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
+            let reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
+            logger.error("\(reason.message)")
+            eventSink.yield(.trackFailed(id, uri: uri, error: reason))
+            failed.insert(id)
+            refreshHandover()
+            guard id == loaded else { return }
+            failuresInARow += 1
+            let wasPaused = status == .paused
+            if failuresInARow < max(1, queue.tracks.count), let next = playable(after: id, automatic: false) {
+                load(next, paused: wasPaused)
+            } else {
+                halt()
+            }
+        }
+    }
+
+    static func reason(for error: PlaybackError) -> String {
+        switch error.domain {
+        case "resource": return "NotFound"
+        case "stream": return "CannotDecode"
+        default: return "PlaybackFailed"
+        }
+    }
+}

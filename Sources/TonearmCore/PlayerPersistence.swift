@@ -1,0 +1,89 @@
+import Foundation
+import Playback
+
+/// Saving and restoring: the state file written soon after every change, the position every second while playing.
+extension Player {
+    /// Puts back a saved state, paused at the saved position.
+    public func restore(_ state: PersistedState) async {
+        queue = state.queue
+        await remakeMissingStreams()
+        volume = state.volume
+        engine.setVolume(volume)
+        if let micro = state.tickIntervalMicroseconds {
+            let interval = Duration.microseconds(micro)
+            if Configuration.tickIntervalRange.contains(interval) { tickInterval = interval }
+        }
+        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        if let current = queue.currentID {
+            load(current, paused: true, at: state.position)
+        }
+        publish()
+    }
+
+    /// A source's rendition (`streamURL`) lives in a cache a person may empty; the source makes it again.
+    private func remakeMissingStreams() async {
+        for track in queue.tracks {
+            guard let stream = track.metadata.streamURL.flatMap(URL.init(string:)), stream.isFileURL,
+                  access(stream.path, R_OK) != 0, let url = URL(string: track.uri),
+                  let plugin = plugins.first(where: { $0.canResolve(url) }) else { continue }
+            var metadata = track.metadata
+            do {
+                metadata.streamURL = try await plugin.resolve(url).streamURL
+            } catch {
+                logger.warning("\(track.uri): \(error)")
+                metadata.streamURL = nil
+            }
+            queue.updateMetadata(track.id, metadata)
+        }
+    }
+
+    public func persistedState() -> PersistedState {
+        var state = PersistedState()
+        state.queue = queue
+        state.position = position()
+        state.volume = volume
+        state.tickIntervalMicroseconds = Int64(tickInterval.components.seconds) * 1_000_000
+            + tickInterval.components.attoseconds / 1_000_000_000_000
+        return state
+    }
+
+    /// Writes the state file now (also used at shutdown).
+    public func save() {
+        guard let stateStore else { return }
+        let state = persistedState()
+        do {
+            try stateStore.save(state)
+            savedApartFromPosition = state.withoutPosition
+        } catch {
+            logger.error("could not save state: \(error)")
+        }
+    }
+
+    func scheduleSave() {
+        guard stateStore != nil, !saveScheduled else { return }
+        saveScheduled = true
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(50))
+            await self?.flushScheduledSave()
+        }
+    }
+
+    private func flushScheduledSave() {
+        saveScheduled = false
+        save()
+    }
+
+    /// Every second while playing: only the position file when nothing else changed since the last save (comparing
+    /// an unchanged queue is cheap: its storage is shared), else the whole state.
+    func saveIfPlaying() {
+        guard status == .playing, let stateStore else { return }
+        let state = persistedState()
+        guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
+            save()
+            return
+        }
+        do { try stateStore.savePosition(state.position, of: current) } catch {
+            logger.error("could not save the position: \(error)")
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import Playback
+
+/// The queue: adding (through the source plugins), removing, moving, and what comes next.
+extension Player {
+    /// The most URIs one call may hand over: a call with 100,000 bad ones would queue as many failure signals.
+    public static let maximumBatch = 10_000
+
+    /// Throws InvalidArgs for a batch larger than `maximumBatch`.
+    public static func checkBatch(_ uris: [String]) throws {
+        guard uris.count <= maximumBatch else {
+            throw TonearmError("InvalidArgs", "at most \(maximumBatch) URIs at once, not \(uris.count)")
+        }
+    }
+
+    /// MPRIS OpenUri: one file through `open` (after the current track, played now, even from Stopped); throws
+    /// when it cannot be played.
+    @discardableResult
+    public func openURI(_ uri: String) async throws -> TrackID {
+        let (ids, refused) = await open([uri])
+        if let first = ids.first { return first }
+        throw refused.first?.error ?? TonearmError("UnsupportedType", "cannot play \(uri)")
+    }
+
+    /// "Open with": checks each URI by content, puts the playable ones right after the current track as one batch
+    /// and plays the first; each one refused is reported (TrackFailed with NoTrack) and returned with its reason.
+    public func open(_ uris: [String]) async -> (ids: [TrackID], refused: [(uri: String, error: TonearmError)]) {
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        var refused: [(uri: String, error: TonearmError)] = []
+        for uri in uris {
+            do {
+                let (metadata, plugin) = try await resolve(uri)
+                if let url = URL(string: metadata.url) { try await plugin.verify(url) }
+                resolved.append((metadata, plugin))
+            } catch {
+                let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(uri): \(error)")
+                logger.error("cannot open \(uri): \(reason.message)")
+                eventSink.yield(.trackFailed(.noTrack, uri: uri, error: reason))
+                refused.append((uri, reason))
+            }
+        }
+        let ids = insert(resolved, at: .afterCurrent)
+        if let first = ids.first { goTo(first) }
+        return (ids, refused)
+    }
+
+    public func goTo(_ id: TrackID) {
+        guard queue.contains(id) else { return }
+        failed.remove(id)
+        switchTo(id, keepingStatus: false)
+    }
+
+    /// Resolves URIs through the plugins and inserts them; all or nothing.
+    @discardableResult
+    public func add(_ uris: [String], at position: PlayQueue.Position) async throws -> [TrackID] {
+        try Self.checkBatch(uris)
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        for uri in uris {
+            resolved.append(try await resolve(uri))
+        }
+        return insert(resolved, at: position)
+    }
+
+    /// Like `add`, but reports and skips what cannot be resolved (for files given on a command line).
+    public func addSkippingBad(_ uris: [String], at position: PlayQueue.Position, replacing: Bool) async -> (ids: [TrackID], errors: [TonearmError]) {
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        var errors: [TonearmError] = []
+        for uri in uris {
+            do { resolved.append(try await resolve(uri)) } catch let e as TonearmError {
+                errors.append(e)
+                logger.error("skipping \(uri): \(e.message)")
+                eventSink.yield(.trackFailed(.noTrack, uri: uri, error: e))
+            } catch {
+                errors.append(TonearmError("Failed", "\(error)"))
+            }
+        }
+        if replacing {
+            return (replace(with: resolved), errors)
+        }
+        return (insert(resolved, at: position), errors)
+    }
+
+    /// Replaces the queue; with `play`, starts its first track.
+    @discardableResult
+    public func replaceQueue(_ uris: [String], play: Bool) async throws -> [TrackID] {
+        try Self.checkBatch(uris)
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        for uri in uris {
+            resolved.append(try await resolve(uri))
+        }
+        let ids = replace(with: resolved)
+        if play, let first = ids.first { switchTo(first, keepingStatus: false) }
+        return ids
+    }
+
+    /// MPRIS AddTrack: `after` nil or NoTrack means the front.
+    public func addTrack(_ uri: String, after: TrackID?, setAsCurrent: Bool) async throws {
+        let position: PlayQueue.Position
+        if let after, after != .noTrack {
+            guard queue.contains(after) else { throw TonearmError.noSuchTrack(after.path) }
+            position = .after(after)
+        } else {
+            position = .front
+        }
+        let ids = try await add([uri], at: position)
+        if setAsCurrent { goTo(ids[0]) }
+    }
+
+    public func remove(_ id: TrackID) throws {
+        guard queue.contains(id) else { throw TonearmError.noSuchTrack(id.path) }
+        let wasLoaded = loaded == id
+        let wasPlaying = status == .playing
+        queue.remove(id)
+        failed.remove(id)
+        eventSink.yield(.trackRemoved(id))
+        if wasLoaded {
+            if let next = queue.currentID, wasPlaying {
+                load(next, paused: false)
+            } else {
+                halt()
+            }
+        }
+        changedQueueShape()
+    }
+
+    public func move(_ id: TrackID, after: TrackID?) throws {
+        guard queue.contains(id) else { throw TonearmError.noSuchTrack(id.path) }
+        let target = after == .noTrack ? nil : after
+        if let target, !queue.contains(target) { throw TonearmError.noSuchTrack(target.path) }
+        guard queue.move(id, after: target) else { return }
+        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        changedQueueShape()
+    }
+
+    public func clear() {
+        stop()
+        queue.clear()
+        failed = []
+        eventSink.yield(.trackListReplaced([], current: nil))
+        changedQueueShape()
+    }
+
+    // MARK: Internals
+
+    func resolve(_ uri: String) async throws -> (TrackMetadata, any SourcePlugin) {
+        let url: URL
+        if uri.hasPrefix("/") {
+            url = URL(fileURLWithPath: uri)
+        } else if let parsed = URL(string: uri), parsed.scheme != nil {
+            url = parsed
+        } else {
+            throw TonearmError("InvalidUri", "not a URI or absolute path: \(uri)")
+        }
+        guard let plugin = plugins.first(where: { $0.canResolve(url) }) else {
+            throw TonearmError.unsupportedScheme(uri)
+        }
+        return (try await plugin.resolve(url), plugin)
+    }
+
+    func insert(_ resolved: [(TrackMetadata, any SourcePlugin)], at position: PlayQueue.Position) -> [TrackID] {
+        guard !resolved.isEmpty else { return [] }
+        let tracks = resolved.map { queue.makeTrack($0.0) }
+        // TrackAdded names the track each one follows.
+        let before: TrackID?
+        switch position {
+        case .end: before = queue.tracks.last?.id
+        case .front: before = nil
+        case .afterCurrent: before = queue.currentID ?? queue.tracks.last?.id
+        case .after(let id): before = id
+        }
+        guard queue.insert(tracks, at: position) else { return [] }
+        var after = before
+        for (track, (_, plugin)) in zip(tracks, resolved) {
+            eventSink.yield(.trackAdded(track, after: after ?? .noTrack))
+            after = track.id
+            enrichQueue?.yield((track.id, plugin))
+        }
+        if queue.currentID == nil, let first = queue.playOrder.first { queue.setCurrent(first) }
+        changedQueueShape()
+        return tracks.map(\.id)
+    }
+
+    func replace(with resolved: [(TrackMetadata, any SourcePlugin)]) -> [TrackID] {
+        halt()
+        queue.clear()
+        failed = []
+        let tracks = resolved.map { queue.makeTrack($0.0) }
+        _ = queue.insert(tracks, at: .end)
+        queue.setCurrent(queue.playOrder.first)
+        for (track, (_, plugin)) in zip(tracks, resolved) { enrichQueue?.yield((track.id, plugin)) }
+        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        changedQueueShape()
+        return tracks.map(\.id)
+    }
+
+    /// The next entry that has not failed, following loop and shuffle.
+    func playable(after id: TrackID?, automatic: Bool) -> TrackID? {
+        var candidate = queue.next(after: id, automatic: automatic)
+        var seen: Set<TrackID> = []
+        while let c = candidate, failed.contains(c) {
+            guard seen.insert(c).inserted else { return nil }
+            candidate = queue.next(after: c, automatic: false)
+        }
+        return candidate
+    }
+
+    func changedQueueShape() {
+        if let current = queue.currentID, !queue.contains(current) { queue.setCurrent(nil) }
+        refreshHandover()
+        publish()
+        scheduleSave()
+    }
+
+    /// The items that follow the loaded one in play order, a few ahead (to the first repeat: a looped track follows
+    /// itself, a looped playlist comes round once).
+    func refreshHandover() {
+        let current = loaded
+        var upcoming: [PlaybackItem] = []
+        var seen: Set<TrackID> = []
+        var cursor = current
+        while current != nil, upcoming.count < 8, let id = playable(after: cursor, automatic: true),
+              let track = queue.track(id), let serial = id.serial {
+            upcoming.append(Self.item(track, serial))
+            guard id != current, seen.insert(id).inserted else { break }
+            cursor = id
+        }
+        handover.set(current: current?.serial, upcoming: upcoming)
+    }
+
+    /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).
+    func tellSource(_ metadata: TrackMetadata) {
+        guard let url = URL(string: metadata.url), let plugin = plugins.first(where: { $0.canResolve(url) }) else { return }
+        Task { await plugin.trackStarted(metadata) }
+    }
+
+    func applyMetadataNow(_ id: TrackID, _ new: TrackMetadata) {
+        guard var track = queue.track(id) else { return }
+        var merged = new
+        // The stream's own duration beats a probe's estimate.
+        if merged.length == nil { merged.length = track.metadata.length }
+        guard merged != track.metadata else { return }
+        track.metadata = merged
+        queue.updateMetadata(id, merged)
+        eventSink.yield(.trackMetadataChanged(track))
+        if id == queue.currentID { publish() }
+        scheduleSave()
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Playback
+
+/// Transport and settings: what MPRIS's Player methods and writable properties do.
+extension Player {
+    public func play() {
+        switch status {
+        case .playing: return
+        case .paused:
+            guard loaded != nil else { return startCurrent(paused: false) }
+            engine.play()
+            publishCommand()
+        case .stopped:
+            startCurrent(paused: false)
+        }
+    }
+
+    public func pause() {
+        guard status == .playing else { return }
+        engine.pause()
+        emitTick()
+        publishCommand()
+    }
+
+    public func playPause() {
+        status == .playing ? pause() : play()
+    }
+
+    public func stop() {
+        guard status != .stopped else { return }
+        halt()
+    }
+
+    /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
+    func halt() {
+        engine.stop()
+        publishCommand()
+    }
+
+    /// MPRIS Next: the following track. With CanGoNext false (the end, not looping) it has no effect, as the spec
+    /// asks; the queue stops by itself when the last track ends.
+    public func next() {
+        guard let target = playable(after: queue.currentID, automatic: false) else { return }
+        switchTo(target, keepingStatus: true)
+    }
+
+    /// MPRIS Previous; with CanGoPrevious false it has no effect.
+    public func previous() {
+        var candidate = queue.previous(before: queue.currentID)
+        var seen: Set<TrackID> = []
+        while let c = candidate, failed.contains(c), seen.insert(c).inserted {
+            candidate = queue.previous(before: c)
+        }
+        guard let target = candidate, !failed.contains(target) else { return }
+        switchTo(target, keepingStatus: true)
+    }
+
+    /// Relative seek in microseconds from where the position reads (so quick seeks add up): clamps at 0, and past
+    /// the end acts as Next.
+    public func seek(by offset: Int64) {
+        guard status != .stopped, loaded != nil, loaded == queue.currentID else { return }
+        let (target, overflow) = position().addingReportingOverflow(offset)
+        let clamped = overflow ? (offset < 0 ? 0 : Int64.max) : max(0, target)
+        if let length = queue.current?.metadata.length, clamped > length {
+            next()
+            return
+        }
+        seekEngine(to: clamped)
+    }
+
+    /// Absolute seek; ignored for a stale track id or a position outside the track.
+    public func setPosition(_ id: TrackID, _ microseconds: Int64) {
+        guard status != .stopped, loaded != nil, id == queue.currentID, id == loaded, microseconds >= 0 else { return }
+        if let length = queue.current?.metadata.length, microseconds > length { return }
+        seekEngine(to: microseconds)
+    }
+
+    /// Hands a seek (µs) to the engine; when it is taken, clients hear Seeked at once and Position reads the target.
+    private func seekEngine(to microseconds: Int64) {
+        let (ns, overflow) = microseconds.multipliedReportingOverflow(by: 1000)
+        guard engine.seek(to: overflow ? Int64.max : ns) else { return }
+        eventSink.yield(.seeked(position()))
+        emitTick()
+        if status == .playing { startTicking() }
+        publish()
+    }
+
+    // MARK: Settings
+
+    public func setLoop(_ loop: LoopStatus) {
+        guard loop != queue.loop else { return }
+        queue.loop = loop
+        changedQueueShape()
+    }
+
+    public func setShuffle(_ on: Bool) {
+        guard on != queue.shuffle else { return }
+        queue.setShuffle(on)
+        changedQueueShape()
+    }
+
+    /// Linear volume; negative values become 0 and values above 1 become 1 (the spec's advice).
+    public func setVolume(_ value: Double) throws {
+        guard value.isFinite else { throw TonearmError.invalidValue("volume must be a number between 0 and 1") }
+        let clamped = min(1.0, max(0.0, value))
+        guard clamped != volume else { return }
+        volume = clamped
+        engine.setVolume(clamped)
+        publish()
+        scheduleSave()
+    }
+
+    /// Playback rate; 0 pauses, values outside MinimumRate…MaximumRate are refused.
+    public func setRate(_ value: Double) throws {
+        guard value.isFinite else { throw TonearmError.invalidValue("rate must be a number") }
+        if value == 0 {
+            pause()
+            return
+        }
+        guard (Self.minimumRate...Self.maximumRate).contains(value) else {
+            throw TonearmError.invalidValue("rate \(value) is outside \(Self.minimumRate)…\(Self.maximumRate)")
+        }
+        guard value != rate else { return }
+        rate = value
+        engine.setRate(value)
+        publish()
+    }
+
+    public func setTickInterval(_ interval: Duration) throws {
+        guard Configuration.tickIntervalRange.contains(interval) else {
+            throw TonearmError.invalidValue("tick interval must be between 10 ms and 60 s")
+        }
+        guard interval != tickInterval else { return }
+        tickInterval = interval
+        eventSink.yield(.tickIntervalChanged(interval))
+        if status == .playing { startTicking() }
+        scheduleSave()
+    }
+
+    // MARK: Internals
+
+    /// After a command: ticks follow the status, clients hear of it, the state is saved soon.
+    func publishCommand() {
+        followStatus()
+        publish()
+        scheduleSave()
+    }
+
+    /// Makes `id` current; plays it if playing (or always, when not keeping status), loads it paused if paused.
+    func switchTo(_ id: TrackID, keepingStatus: Bool) {
+        let previousStatus = status
+        queue.setCurrent(id)
+        switch (keepingStatus, previousStatus) {
+        case (true, .stopped):
+            halt()
+        case (true, .paused):
+            load(id, paused: true)
+        default:
+            load(id, paused: false)
+        }
+    }
+
+    func startCurrent(paused: Bool) {
+        guard let id = queue.currentID ?? queue.playOrder.first else { return }
+        queue.setCurrent(id)
+        load(id, paused: paused)
+    }
+
+    func load(_ id: TrackID, paused: Bool, at position: Int64 = 0) {
+        guard let track = queue.track(id), let serial = id.serial else { return }
+        queue.setCurrent(id)
+        heard = nil
+        let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)
+        engine.load(Self.item(track, serial), startPaused: paused, at: overflow ? 0 : ns)
+        if status == .playing { startTicking() } else { stopTicking() }
+        refreshHandover()
+        publish()
+        scheduleSave()
+    }
+
+    /// What the engine opens for a queue entry: the source's rendition when it made one. A local file of known
+    /// length is known to seek, so a seek sent while it opens is taken.
+    static func item(_ track: Track, _ serial: UInt64) -> PlaybackItem {
+        PlaybackItem(uri: track.metadata.streamURL ?? track.uri, token: serial, knownSeekable: knownSeekable(track))
+    }
+
+    /// A local file of known length seeks (and MIDI, which GStreamer's query calls unseekable); others once the
+    /// pipeline says so.
+    static func knownSeekable(_ track: Track) -> Bool {
+        let uri = track.metadata.streamURL ?? track.uri
+        return track.metadata.seeksDespiteQuery == true || (uri.hasPrefix("file:") && (track.metadata.length ?? 0) > 0)
+    }
+}

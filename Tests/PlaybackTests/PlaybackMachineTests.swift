@@ -1,0 +1,392 @@
+import Foundation
+@testable import Playback
+import Testing
+
+/// The playback state machine without GStreamer: each race the history found, as a sequence of inputs and the
+/// effects and state that must follow.
+@Suite struct PlaybackMachineTests {
+    typealias Input = PlaybackMachine.Input
+    typealias Effect = PlaybackMachine.Effect
+
+    static let a = PlaybackItem(uri: "file:///a.ogg", token: 1, knownSeekable: true)
+    static let b = PlaybackItem(uri: "file:///b.flac", token: 2, knownSeekable: true)
+    static let c = PlaybackItem(uri: "file:///c.wav", token: 3, knownSeekable: true)
+    static let stream = PlaybackItem(uri: "http://radio/x", token: 9)
+    static let s = Int64(1_000_000_000)
+
+    /// The machine plus a fake shell: answers resets and seeks as the real one does, keeps the bus's order of our
+    /// markers, and records every effect and event.
+    struct Rig {
+        var machine = PlaybackMachine(prerollTimeout: .seconds(10))
+        var effects: [Effect] = []
+        var seekAnswer = true
+        var markers: [Input] = []
+        let t0 = ContinuousClock.now
+
+        func at(_ seconds: Double) -> ContinuousClock.Instant { t0.advanced(by: .milliseconds(Int(seconds * 1000))) }
+
+        @discardableResult
+        mutating func send(_ input: Input) -> Bool {
+            let step = machine.handle(input)
+            for effect in step.effects { perform(effect) }
+            return step.accepted
+        }
+
+        mutating func perform(_ effect: Effect) {
+            effects.append(effect)
+            switch effect {
+            case .reset: send(.resetDone)
+            case .seek: send(.seekIssued(seekAnswer))
+            case .postMarker(let gen, let stopped): markers.append(.marker(gen, stopped: stopped))
+            case .postRejected(let gen): markers.append(.rejectedMarker(gen))
+            default: break
+            }
+        }
+
+        /// Our markers come through the bus (in order).
+        mutating func deliverMarkers() {
+            let pending = markers
+            markers = []
+            for m in pending { send(m) }
+        }
+
+        /// Load, marker through, prerolled and started: the usual way to a playing item.
+        mutating func play(_ item: PlaybackItem, paused: Bool = false, at position: Int64 = 0) {
+            send(.load(item, paused: paused, at: position, now: t0))
+            deliverMarkers()
+            send(.streamStart(group: UInt32(item.token), duration: 60 * PlaybackMachineTests.s, seekable: true))
+            send(.asyncDone(position: 0, duration: 60 * PlaybackMachineTests.s, seekable: true, settled: paused ? .paused : .playing))
+        }
+
+        mutating func takeEffects() -> [Effect] {
+            defer { effects = [] }
+            return effects
+        }
+
+        var events: [PlaybackEvent] {
+            effects.compactMap { if case .emit(let e) = $0 { return e }; return nil }
+        }
+        var states: [PlaybackMachine.PipelineState] {
+            effects.compactMap { if case .setState(let s) = $0 { return s }; return nil }
+        }
+        var seeks: [Int64] {
+            effects.compactMap { if case .seek(let p, _) = $0 { return p }; return nil }
+        }
+        var started: [PlaybackItem] {
+            events.compactMap { if case .started(let i) = $0 { return i }; return nil }
+        }
+    }
+
+    // MARK: Status and the pipeline agree
+
+    @Test("load: status at once, reset before the marker (NULL would drop it), URI, then the state")
+    func loadOrder() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        #expect(r.effects == [.reset(fully: false), .postMarker(1, stopped: false), .setURI(Self.a.uri), .setState(.playing)])
+        #expect(r.machine.snapshot.status == .playing)
+        #expect(r.machine.snapshot.canSeek, "a local file of known length can seek from the moment it is current")
+    }
+
+    @Test("after an error the next load goes through NULL, and READY comes before the marker")
+    func errorThenLoadGoesThroughNull() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.error(PlaybackError(domain: "stream", code: 7, message: "bad"), now: r.t0))
+        #expect(r.events.contains(.failed(Self.a, PlaybackError(domain: "stream", code: 7, message: "bad"))))
+        _ = r.takeEffects()
+        r.deliverMarkers()
+        r.send(.load(Self.b, paused: false, at: 0, now: r.t0))
+        let effects = r.takeEffects()
+        #expect(effects.first == .reset(fully: false) || effects.first == .reset(fully: true))
+        #expect(effects.firstIndex { if case .reset = $0 { return true }; return false }!
+                < effects.firstIndex { if case .postMarker = $0 { return true }; return false }!)
+    }
+
+    @Test("pause, then two SetPositions while the start seek settles: the pipeline is never set playing again")
+    func pauseThenSeeksStaysPaused() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        r.send(.pause(now: r.t0))
+        let taken1 = r.send(.seek(20 * Self.s, now: r.t0))
+        #expect(taken1, "a seek during preroll is taken")
+        _ = r.takeEffects()
+        r.send(.streamStart(group: 1, duration: 60 * Self.s, seekable: true))
+        r.send(.asyncDone(position: 0, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [20 * Self.s])
+        let taken2 = r.send(.seek(20 * Self.s, now: r.t0))
+        #expect(taken2, "a second seek while the first settles")
+        r.send(.asyncDone(position: 20 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        r.send(.asyncDone(position: 20 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(!r.states.contains(.playing), "paused: the pipeline must not be set playing")
+        #expect(r.machine.snapshot.status == .paused)
+    }
+
+    @Test("the start seek's end applies the status of that moment", arguments: [
+        (PlaybackState.playing, [PlaybackMachine.PipelineState.playing]),
+        (PlaybackState.paused, [PlaybackMachine.PipelineState]()),
+    ])
+    func startSeekEndsInTheCurrentStatus(status: PlaybackState, expected: [PlaybackMachine.PipelineState]) {
+        var r = Rig()
+        r.send(.load(Self.a, paused: true, at: 5 * Self.s, now: r.t0))
+        r.deliverMarkers()
+        if status == .playing { r.send(.play(now: r.t0)) }
+        r.send(.asyncDone(position: 0, duration: nil, seekable: true, settled: .paused))
+        _ = r.takeEffects()
+        r.send(.asyncDone(position: 5 * Self.s, duration: nil, seekable: true, settled: .paused))
+        #expect(r.states == expected)
+    }
+
+    @Test("play during preroll with a start seek waits for it; pause never waits")
+    func playWaitsPauseDoesNot() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: true, at: 5 * Self.s, now: r.t0))
+        _ = r.takeEffects()
+        r.send(.play(now: r.t0))
+        #expect(r.states.isEmpty)
+        r.send(.pause(now: r.t0))
+        #expect(r.states == [.paused])
+    }
+
+    // MARK: Seeks
+
+    @Test("a seek during preroll is applied once prerolled, and Position reads its target meanwhile")
+    func seekDuringPreroll() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        let taken3 = r.send(.seek(12 * Self.s, now: r.t0))
+        #expect(taken3)
+        #expect(r.machine.snapshot.positionOverride == 12 * Self.s)
+        #expect(r.states.last == .paused, "held paused until the seek lands")
+        r.send(.asyncDone(position: 0, duration: nil, seekable: true, settled: .paused))
+        #expect(r.seeks == [12 * Self.s])
+        r.send(.asyncDone(position: 12 * Self.s, duration: nil, seekable: true, settled: .paused))
+        #expect(r.events.contains(.seekCompleted(Self.a, 12 * Self.s)))
+        #expect(r.states.last == .playing)
+        #expect(r.machine.snapshot.positionOverride == nil)
+    }
+
+    @Test("two quick seeks: Position reads the last target until the seeks settle")
+    func quickSeeksReadTheLastTarget() {
+        var r = Rig()
+        r.play(Self.a)
+        let taken4 = r.send(.seek(10 * Self.s, now: r.t0))
+        #expect(taken4)
+        let taken5 = r.send(.seek(13 * Self.s, now: r.t0))
+        #expect(taken5)
+        #expect(r.machine.snapshot.positionOverride == 13 * Self.s)
+        #expect(r.seeks == [10 * Self.s, 13 * Self.s])
+    }
+
+    @Test("seeking is refused when the pipeline says the stream cannot, and when stopped")
+    func unseekable() {
+        var r = Rig()
+        r.send(.load(Self.stream, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        #expect(!r.machine.snapshot.canSeek)
+        r.send(.asyncDone(position: 0, duration: nil, seekable: false, settled: .playing))
+        let taken6 = r.send(.seek(3 * Self.s, now: r.t0))
+        #expect(!taken6)
+        r.send(.stop)
+        let taken7 = r.send(.seek(3 * Self.s, now: r.t0))
+        #expect(!taken7)
+        #expect(r.machine.snapshot.item == nil && r.machine.snapshot.status == .stopped)
+    }
+
+    @Test("a start seek GStreamer refuses starts the item at 0, playing")
+    func refusedStartSeek() {
+        var r = Rig()
+        r.seekAnswer = false
+        r.send(.load(Self.stream, paused: false, at: 30 * Self.s, now: r.t0))
+        r.deliverMarkers()
+        #expect(r.machine.snapshot.positionOverride == 30 * Self.s, "a restart reads the saved position while it opens")
+        r.send(.asyncDone(position: 0, duration: nil, seekable: nil, settled: .paused))
+        #expect(r.states.last == .playing)
+        #expect(r.machine.snapshot.positionOverride == nil)
+    }
+
+    @Test("a seek with a hand-over prepared re-opens the item there: no jump into the next, no second start")
+    func seekAfterHandOverReloads() {
+        var r = Rig()
+        r.play(Self.a)
+        let (finishing, gen) = r.machine.finishingItem()!
+        #expect(finishing == Self.a)
+        for e in r.machine.handOver(Self.b, generation: gen) { r.perform(e) }
+        _ = r.takeEffects()
+        let taken8 = r.send(.seek(5 * Self.s, now: r.t0))
+        #expect(taken8)
+        #expect(r.effects.contains(.setURI(Self.a.uri)))
+        #expect(r.seeks.isEmpty, "no flushing seek into a prepared hand-over")
+        r.deliverMarkers()
+        r.send(.streamStart(group: 7, duration: nil, seekable: true))
+        #expect(r.started.isEmpty, "a reload is not a new start")
+    }
+
+    // MARK: Hand-over
+
+    @Test("no hand-over while a seek is decided or a load replaces the item")
+    func noHandOverDuringSeekOrLoad() {
+        var r = Rig()
+        r.play(Self.a)
+        var m = r.machine
+        _ = m.handle(.seek(3 * Self.s, now: r.t0)) // decided, gst_element_seek not returned yet
+        #expect(m.finishingItem() == nil)
+        var l = r.machine
+        _ = l.handle(.load(Self.c, paused: false, at: 0, now: r.t0)) // before its reset is done
+        #expect(l.finishingItem() == nil)
+        // A hand-over decided for an older generation is dropped.
+        let (_, gen) = r.machine.finishingItem()!
+        r.send(.load(Self.c, paused: false, at: 0, now: r.t0))
+        #expect(r.machine.handOver(Self.b, generation: gen).isEmpty)
+    }
+
+    @Test("short tracks: the finishing item is the last one handed over, so the third joins too")
+    func chainOfHandOvers() {
+        var r = Rig()
+        r.play(Self.a)
+        let (_, gen) = r.machine.finishingItem()!
+        _ = r.machine.handOver(Self.b, generation: gen)
+        let (finishing, gen2) = r.machine.finishingItem()!
+        #expect(finishing == Self.b)
+        _ = r.machine.handOver(Self.c, generation: gen2)
+        r.send(.streamStart(group: 2, duration: nil, seekable: true))
+        r.send(.streamStart(group: 3, duration: nil, seekable: true))
+        #expect(r.started == [Self.a, Self.b, Self.c])
+        #expect(r.machine.snapshot.item == Self.c)
+    }
+
+    @Test("a stale start from an earlier load is dropped until the new marker comes through")
+    func staleMessagesDropped() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        r.send(.load(Self.b, paused: false, at: 0, now: r.t0))
+        r.send(.streamStart(group: 1, duration: nil, seekable: true)) // A's, popped before B's marker
+        r.send(.endOfStream)
+        #expect(r.started.isEmpty && !r.events.contains(.finished(Self.a)))
+        r.deliverMarkers()
+        r.send(.streamStart(group: 2, duration: nil, seekable: true))
+        #expect(r.started == [Self.b])
+    }
+
+    @Test("a next item refused before the hand-over is reported; the current ends normally")
+    func refusedNext() {
+        var r = Rig()
+        r.play(Self.a)
+        let (_, gen) = r.machine.finishingItem()!
+        let missing = PlaybackError(domain: "resource", code: 3, message: "Resource not found.")
+        for e in r.machine.refuse(Self.b, missing, generation: gen) { r.perform(e) }
+        r.deliverMarkers()
+        r.send(.endOfStream)
+        #expect(r.events.suffix(2) == [.failed(Self.b, missing), .finished(Self.a)])
+    }
+
+    @Test("a failed hand-over: the current item drains to its end, then finishes", arguments: [true, false])
+    func failedHandOverDrains(reachesEnd: Bool) {
+        var r = Rig()
+        r.play(Self.a)
+        let (_, gen) = r.machine.finishingItem()!
+        _ = r.machine.handOver(Self.b, generation: gen)
+        let bad = PlaybackError(domain: "stream", code: 7, message: "No valid frames")
+        r.send(.error(bad, now: r.at(0)))
+        r.send(.error(bad, now: r.at(0.1)))
+        #expect(r.events.filter { if case .failed = $0 { return true }; return false } == [.failed(Self.b, bad)])
+        r.send(.tick(now: r.at(0.2), position: 59 * Self.s))
+        #expect(!r.events.contains(.finished(Self.a)))
+        if reachesEnd {
+            r.send(.tick(now: r.at(1.2), position: 60 * Self.s))
+        } else {
+            r.send(.tick(now: r.at(0.5), position: 59_500_000_000))
+            r.send(.tick(now: r.at(1.5), position: 59_500_000_000)) // stalled
+        }
+        #expect(r.events.last == .finished(Self.a))
+    }
+
+    @Test("a hand-over that never starts and never fails: given up after a second without progress")
+    func stalledHandOver() {
+        var r = Rig()
+        r.play(Self.a)
+        let (_, gen) = r.machine.finishingItem()!
+        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.tick(now: r.at(0), position: 59 * Self.s))
+        r.send(.tick(now: r.at(0.5), position: 60 * Self.s))
+        r.send(.tick(now: r.at(1.0), position: 60 * Self.s))
+        #expect(!r.events.contains(.finished(Self.a)))
+        r.send(.tick(now: r.at(2.0), position: 60 * Self.s))
+        let ends = r.events.suffix(2).map { event -> PlaybackItem? in
+            if case .failed(let i, _) = event { return i }
+            if case .finished(let i) = event { return i }
+            return nil
+        }
+        #expect(ends == [Self.b, Self.a])
+    }
+
+    @Test("the rate is carried over a gapless hand-over by a silent seek")
+    func rateCarriedOver() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.setRate(2, position: 3 * Self.s, now: r.t0))
+        r.send(.asyncDone(position: 3 * Self.s, duration: nil, seekable: true, settled: .playing))
+        let (_, gen) = r.machine.finishingItem()!
+        _ = r.machine.handOver(Self.b, generation: gen)
+        _ = r.takeEffects()
+        r.send(.streamStart(group: 2, duration: nil, seekable: true))
+        #expect(r.effects.contains(.seek(0, rate: 2)))
+        r.send(.asyncDone(position: 0, duration: nil, seekable: true, settled: .playing))
+        #expect(!r.events.contains { if case .seekCompleted = $0 { return true }; return false })
+    }
+
+    // MARK: Ends and failures
+
+    @Test("an item that does not preroll in time fails and the pipeline is reset")
+    func prerollTimeout() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        r.send(.tick(now: r.at(5), position: nil))
+        #expect(r.events.isEmpty)
+        r.send(.tick(now: r.at(10.5), position: nil))
+        #expect(r.events.count == 1)
+        #expect(r.effects.contains(.reset(fully: true)))
+    }
+
+    @Test("stop: status and position at once, .stopped reported when the marker comes through, play starts again at 0")
+    func stopAndPlayAgain() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.seek(30 * Self.s, now: r.t0))
+        r.send(.stop)
+        #expect(r.machine.snapshot == PlaybackMachine.Snapshot(item: nil, status: .stopped, canSeek: false, rate: 1, positionOverride: nil))
+        r.deliverMarkers()
+        #expect(r.events.last == .stateChanged(.stopped))
+        _ = r.takeEffects()
+        r.send(.play(now: r.t0))
+        #expect(r.effects.contains(.setURI(Self.a.uri)))
+        #expect(r.machine.snapshot.status == .playing)
+    }
+
+    @Test("EOS after the end is reported once; errors after it are ignored")
+    func endOnce() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.endOfStream)
+        r.send(.endOfStream)
+        r.send(.error(PlaybackError(domain: "stream", code: 1, message: "late"), now: r.t0))
+        #expect(r.events.filter { $0 == .finished(Self.a) }.count == 1)
+        #expect(!r.events.contains { if case .failed = $0 { return true }; return false })
+    }
+
+    @Test("buffering pauses the pipeline and resumes it, while the status stays Playing")
+    func buffering() {
+        var r = Rig()
+        r.play(Self.stream)
+        _ = r.takeEffects()
+        r.send(.buffering(percent: 10))
+        r.send(.buffering(percent: 60))
+        r.send(.buffering(percent: 100))
+        #expect(r.states == [.paused, .playing])
+        #expect(r.machine.snapshot.status == .playing)
+    }
+}
