@@ -72,7 +72,7 @@ let package = Package(
         ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
-        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "TestSupport"]),
+        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport"]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
             "LocalLibrary", "TonearmCore", "TestSupport",
             .product(name: "Logging", package: "swift-log"),

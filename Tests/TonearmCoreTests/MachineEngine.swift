@@ -1,0 +1,116 @@
+import Foundation
+import Playback
+import Synchronization
+@testable import TonearmCore
+
+/// A playback engine without GStreamer for the Player's tests: the real `PlaybackMachine`, with a fake pipeline
+/// the test moves by hand (`bus`), answering resets, seeks and markers at once.
+final class MachineEngine: PlaybackControl, Sendable {
+    private struct State {
+        var machine = PlaybackMachine(prerollTimeout: .seconds(10))
+        var pipelinePosition: Int64 = 0
+        var volume = 1.0
+        var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
+        var commands: [String] = []
+    }
+    private let state = Mutex(State())
+    let events: AsyncStream<PlaybackEvent>
+    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+
+    init() {
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    var snapshot: PlaybackMachine.Snapshot { state.withLock { $0.machine.snapshot } }
+    var reportedPosition: Int64 {
+        state.withLock { s in
+            let snap = s.machine.snapshot
+            guard snap.item != nil else { return 0 }
+            return snap.positionOverride ?? s.pipelinePosition
+        }
+    }
+    /// Commands the player gave, by name, in order.
+    var commands: [String] { state.withLock { $0.commands } }
+    var volume: Double { state.withLock { $0.volume } }
+
+    func setNextItemProvider(_ provider: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {
+        state.withLock { $0.provider = provider }
+    }
+
+    func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64) {
+        send(.load(item, paused: startPaused, at: position, now: .now), "load \(item.token)\(startPaused ? " paused" : "")")
+    }
+    func play() { send(.play(now: .now), "play") }
+    func pause() { send(.pause(now: .now), "pause") }
+    func stop() { send(.stop, "stop") }
+    func seek(to nanoseconds: Int64) -> Bool { send(.seek(nanoseconds, now: .now), "seek \(nanoseconds)") }
+    func setRate(_ rate: Double) -> Bool { send(.setRate(rate, position: reportedPosition, now: .now), "rate \(rate)") }
+    func setVolume(_ volume: Double) { state.withLock { $0.volume = volume } }
+    func shutdown() { continuation.finish() }
+
+    // MARK: The fake pipeline
+
+    /// Moves the fake pipeline's clock.
+    func setPipelinePosition(_ ns: Int64) { state.withLock { $0.pipelinePosition = ns } }
+
+    /// A bus message (or tick) from the fake pipeline.
+    @discardableResult
+    func bus(_ input: PlaybackMachine.Input) -> Bool { send(input, nil) }
+
+    /// The current item prerolls and starts, as GStreamer reports it.
+    func prerollAndStart(duration: Int64? = 60_000_000_000) {
+        guard let item = state.withLock({ $0.machine.currentItem }) else { return }
+        bus(.streamStart(group: UInt32(truncatingIfNeeded: item.token), duration: duration, seekable: true))
+        bus(.asyncDone(position: reportedPosition, duration: duration, seekable: true, settled: nil))
+    }
+
+    /// The current seek lands.
+    func seekLands() {
+        bus(.asyncDone(position: reportedPosition, duration: nil, seekable: true, settled: nil))
+    }
+
+    /// about-to-finish as a streaming thread calls it: asks the player's provider and hands over.
+    func aboutToFinish() {
+        let (finishing, provider) = state.withLock { ($0.machine.finishingItem(), $0.provider) }
+        guard let (item, gen) = finishing, let next = provider?(item) else { return }
+        let effects = state.withLock { $0.machine.handOver(next, generation: gen) }
+        perform(effects)
+    }
+
+    @discardableResult
+    private func send(_ input: PlaybackMachine.Input, _ command: String?) -> Bool {
+        let step = state.withLock { s in
+            if let command { s.commands.append(command) }
+            return s.machine.handle(input)
+        }
+        perform(step.effects)
+        return step.accepted
+    }
+
+    private func perform(_ effects: [PlaybackMachine.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .reset: send(.resetDone, nil)
+            case .seek(let position, _):
+                state.withLock { $0.pipelinePosition = position }
+                send(.seekIssued(true), nil)
+            case .postMarker(let gen, let stopped): send(.marker(gen, stopped: stopped), nil)
+            case .postRejected(let gen): send(.rejectedMarker(gen), nil)
+            case .emit(let event): continuation.yield(event)
+            case .setURI, .setState, .wake, .log: break
+            }
+        }
+    }
+}
+
+/// Resolves file URIs with a known length and no I/O.
+struct FakeSource: SourcePlugin {
+    let name = "fake"
+    func canResolve(_ uri: URL) -> Bool { uri.isFileURL }
+    func resolve(_ uri: URL) async throws -> TrackMetadata {
+        if uri.path.contains("missing") { throw TonearmError.noSuchFile(uri.path) }
+        var metadata = TrackMetadata(url: uri.absoluteString, title: uri.deletingPathExtension().lastPathComponent)
+        metadata.length = 60_000_000
+        return metadata
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Playback
+import Synchronization
+import TestSupport
+import Testing
+@testable import TonearmCore
+
+/// The Player against the real playback state machine, with a fake pipeline moved by hand: no GStreamer, no bus.
+@Suite struct PlayerTests {
+    let engine = MachineEngine()
+    let player: Player
+    let heard = EventLog()
+    let art = TemporaryDirectory("player-art")
+
+    init() async {
+        player = Player(engine: engine, plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url))
+        await player.start()
+        let events = player.events
+        Task { [heard] in for await e in events { heard.append(e) } }
+    }
+
+    var seeked: [Int64] { heard.all.compactMap { if case .seeked(let p) = $0 { return p }; return nil } }
+
+    func queue(_ names: String...) async throws -> [TrackID] {
+        // Files that exist: the hand-over checks the next file is there.
+        let uris = try names.map { name -> String in
+            let file = art.file(name)
+            try Data().write(to: file)
+            return file.absoluteString
+        }
+        let (ids, errors) = await player.addSkippingBad(uris, at: .end, replacing: true)
+        #expect(errors.isEmpty)
+        return ids
+    }
+
+    /// Waits until the player has taken in what the engine reported.
+    func settle(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
+        let ok = await eventually(timeout: .seconds(10)) { await condition() }
+        #expect(ok, "timed out waiting for \(what)")
+    }
+
+    @Test func playingIsAnnouncedAtOnceAndCanSeekBeforeThePipelineSaysSo() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        let s = await player.snapshot
+        #expect(s.status == .playing)
+        #expect(s.canSeek, "a local file of known length can seek from the moment it is current")
+        #expect(s.current?.id == ids[0])
+    }
+
+    @Test func aSeekDuringPrerollIsTakenAndReadBackAtOnce() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        await player.pause()
+        await player.setPosition(ids[0], 20_000_000)
+        #expect(await player.position() == 20_000_000)
+        #expect(seeked == [] || seeked.last == 20_000_000)
+        try await settle("Seeked") { seeked.last == 20_000_000 }
+        engine.prerollAndStart()
+        #expect(engine.commands.contains { $0.hasPrefix("seek 20000000000") })
+        engine.seekLands()
+        #expect(await player.snapshot.status == .paused)
+        #expect(await player.position() == 20_000_000, "paused: the position stays where the seek put it")
+    }
+
+    @Test func quickRelativeSeeksAddUp() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.setPipelinePosition(7_000_000_000)
+        await player.seek(by: 3_000_000)
+        await player.seek(by: 3_000_000)
+        #expect(await player.position() == 13_000_000)
+    }
+
+    @Test func nextAndPreviousHaveNoEffectWhenTheyCannotGo() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[1])
+        let before = engine.commands
+        #expect(await player.snapshot.canGoNext == false)
+        await player.next()
+        #expect(engine.commands == before, "Next with CanGoNext false changed something")
+        #expect(await player.snapshot.status == .playing)
+        await player.goTo(ids[0])
+        let again = engine.commands
+        #expect(await player.snapshot.canGoPrevious == false)
+        await player.previous()
+        #expect(engine.commands == again)
+        #expect(await player.snapshot.current?.id == ids[0])
+    }
+
+    @Test func theEndOfATrackPlaysTheNextAndTheEndOfTheQueueStops() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.bus(.endOfStream)
+        try await settle("b loaded") { await player.snapshot.current?.id == ids[1] }
+        engine.prerollAndStart()
+        engine.bus(.endOfStream)
+        try await settle("stopped") { await player.snapshot.status == .stopped }
+        #expect(await player.position() == 0)
+    }
+
+    @Test func aGaplessHandOverSwitchesTheTrackWhenItIsHeard() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.aboutToFinish()
+        #expect(await player.snapshot.current?.id == ids[0], "not before the next track is heard")
+        engine.bus(.streamStart(group: 99, duration: 60_000_000_000, seekable: true))
+        try await settle("b current") { await player.snapshot.current?.id == ids[1] }
+        #expect(engine.commands.filter { $0.hasPrefix("load") }.count == 1, "a hand-over, not a load")
+    }
+
+    @Test func aFailedTrackIsReportedAndSkipped() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        engine.bus(.error(PlaybackError(domain: "stream", code: 4, message: "Could not determine type of stream."), now: .now))
+        try await settle("b loaded") { await player.snapshot.current?.id == ids[1] }
+        let failures = heard.all.compactMap { event -> (TrackID, String)? in
+            if case .trackFailed(let id, _, let e) = event { return (id, e.name) }
+            return nil
+        }
+        #expect(failures.first?.0 == ids[0] && failures.first?.1 == "org.tonearm.Error.CannotDecode")
+        #expect(await player.snapshot.status == .playing)
+    }
+
+    @Test func aStaleStartFromAReplacedLoadIsIgnored() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        await player.next()
+        engine.prerollAndStart()
+        try await settle("b heard") { await player.snapshot.current?.id == ids[1] }
+        #expect(await player.snapshot.current?.id == ids[1])
+    }
+
+    @Test func hugePositionsAndOffsetsDoNotTrap() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        await player.setPosition(ids[0], .max)
+        await player.seek(by: .max)
+        await player.seek(by: .min)
+        #expect(await player.position() >= 0)
+    }
+
+    @Test func pauseFreezesAndPlayResumesWithTicks() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        await player.pause()
+        #expect(await player.snapshot.status == .paused)
+        #expect(engine.snapshot.status == .paused, "the engine's status is the player's")
+        await player.play()
+        #expect(await player.snapshot.status == .playing)
+        #expect(engine.commands.suffix(2) == ["pause", "play"])
+    }
+}
+
+/// What the player said, in order, readable from the test.
+final class EventLog: Sendable {
+    private let events = Mutex<[PlayerEvent]>([])
+    func append(_ event: PlayerEvent) { events.withLock { $0.append(event) } }
+    var all: [PlayerEvent] { events.withLock { $0 } }
+}
