@@ -78,10 +78,16 @@ import Testing
             try await slowly(final, stride(from: 0, to: data.count, by: 4096).map { data[$0..<min($0 + 4096, data.count)] })
             try FileManager.default.removeItem(at: staged)
         case 3:
+            // A writer that closes the file and reopens it to append, while another descriptor of the same transfer
+            // keeps it open for writing: the daemon must wait for that one too (its read lease is refused), however
+            // long a loaded machine stretches the pause.
             let half = chunks.count / 2
-            try await slowly(final, chunks.prefix(half))
-            try await Task.sleep(for: .milliseconds(300)) // a writer that reopens the file
+            _ = FileManager.default.createFile(atPath: final.path, contents: nil)
+            let holder = try FileHandle(forWritingTo: final)
+            try await slowly(final, chunks.prefix(half), append: true)
+            try await Task.sleep(for: .milliseconds(300))
             try await slowly(final, chunks.dropFirst(half), append: true)
+            try holder.close()
         default:
             try await slowly(final, chunks)
         }
