@@ -32,6 +32,7 @@ final class PipelineShell: Sendable {
     static let markerName = "tonearm-marker"
     static let rejectedName = "tonearm-rejected"
     static let wakeName = "tonearm-wake"
+    static let seekName = "tonearm-seek"
 
     init(sinkDescription: String, logger: Logger, prerollTimeout: Duration, elementSettings: [String: [String: String]] = [:]) throws {
         GStreamer.ensureInitialized()
@@ -167,7 +168,9 @@ final class PipelineShell: Sendable {
             if gst_element_set_state(playbin, Self.gstState(state)) == GST_STATE_CHANGE_FAILURE {
                 logger.debug("state change to \(state) failed; waiting for the error message")
             }
-        case .seek(let position, let rate):
+        case .seek(let position, let rate, let serial):
+            // Before the seek: whatever its flush makes the pipeline post comes after this on the bus.
+            post(Self.seekName, fields: "serial=(guint64)\(serial)")
             let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
             let ok = gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
                                       GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
@@ -294,6 +297,10 @@ final class PipelineShell: Sendable {
                 return .marker(UInt64(gen), stopped: stopped != 0)
             case Self.rejectedName:
                 return .rejectedMarker(UInt64(gen))
+            case Self.seekName:
+                var serial: guint64 = 0
+                _ = gst_structure_get_uint64(structure, "serial", &serial)
+                return .seekMarker(UInt64(serial))
             default:
                 return nil
             }

@@ -33,6 +33,9 @@ public struct PlaybackMachine: Sendable {
         case marker(UInt64, stopped: Bool)
         /// Our own "next item refused" message came through the bus.
         case rejectedMarker(UInt64)
+        /// Our marker posted just before seek `serial` came through the bus: an ASYNC_DONE from now on is that
+        /// seek's (or a later one's), never an earlier one's.
+        case seekMarker(UInt64)
         /// playbin settled in `state`, its target (transitions on the way are not passed in).
         case settled(PipelineState)
         /// ASYNC_DONE, with what the shell read from the pipeline right then.
@@ -58,8 +61,8 @@ public struct PlaybackMachine: Sendable {
         case postRejected(UInt64)
         case setURI(String)
         case setState(PipelineState)
-        /// A flushing, accurate seek; answer `.seekIssued`.
-        case seek(Int64, rate: Double)
+        /// Post our seek marker `serial` on the bus, then make a flushing, accurate seek; answer `.seekIssued`.
+        case seek(Int64, rate: Double, serial: UInt64)
         case emit(PlaybackEvent)
         /// Wake the bus thread (it watches a hand-over from now on).
         case wake
@@ -138,6 +141,11 @@ public struct PlaybackMachine: Sendable {
     /// item from the seek position).
     private(set) var seekIssuing = false
     private(set) var seekInFlight = false
+    /// Seeks issued, and the serial of the last seek whose marker came through the bus: only an ASYNC_DONE popped
+    /// after the latest seek's marker settles it (an earlier seek's, popped late on a loaded machine, would clear
+    /// the target while the pipeline still flushes and answers positions from the old running time).
+    private(set) var seekSerial: UInt64 = 0
+    private var seekSerialSeen: UInt64 = 0
     /// An internal seek (the rate carried over a hand-over): no `.seekCompleted`.
     private var seekIsSilent = false
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
@@ -197,6 +205,9 @@ public struct PlaybackMachine: Sendable {
             busGeneration = gen
             guard stopped, gen == generation else { return Step() }
             return Step(effects: report(.stopped))
+        case .seekMarker(let serial):
+            seekSerialSeen = max(seekSerialSeen, serial)
+            return Step()
         case .rejectedMarker(let gen):
             guard gen == generation, busGeneration == generation else { return Step() }
             let refused = rejectedOrder.compactMap { item in rejected[item].map { (item, $0) } }
@@ -333,8 +344,7 @@ public struct PlaybackMachine: Sendable {
                 seekTarget = position
                 startSeekReports = true
                 seekIsSilent = false
-                seekIssuing = true
-                return Step(effects: [.seek(position, rate: rate)])
+                return Step(effects: [seekEffect(position)])
             }
             if !pending.isEmpty {
                 // A flushing seek after a hand-over was prepared would jump into the next item in playbin: re-open
@@ -349,10 +359,16 @@ public struct PlaybackMachine: Sendable {
     private mutating func issueSeek(_ position: Int64, silent: Bool) -> [Effect] {
         seekInFlight = true
         seekIsSilent = silent
-        seekIssuing = true
         if !silent { seekTarget = position }
         if phase == .finished { phase = .running } // seeking back after EOS plays again
-        return [.seek(position, rate: rate)]
+        return [seekEffect(position)]
+    }
+
+    /// A seek effect with the next serial; no hand-over until it has been issued.
+    private mutating func seekEffect(_ position: Int64) -> Effect {
+        seekIssuing = true
+        seekSerial += 1
+        return .seek(position, rate: rate, serial: seekSerial)
     }
 
     private mutating func setRate(_ requested: Double, position: Int64?, now: ContinuousClock.Instant) -> Step {
@@ -371,10 +387,7 @@ public struct PlaybackMachine: Sendable {
             if !pending.isEmpty {
                 return Step(effects: load(item, paused: status != .playing, at: at, reload: true, now: now))
             }
-            if startSeekInFlight {
-                seekIssuing = true
-                return Step(effects: [.seek(at, rate: rate)])
-            }
+            if startSeekInFlight { return Step(effects: [seekEffect(at)]) }
             var effects = issueSeek(at, silent: false)
             seekTarget = at
             effects.insert(.log("rate \(rate) from \(at) ns"), at: 0)
@@ -434,12 +447,11 @@ public struct PlaybackMachine: Sendable {
             if let seek = startSeek {
                 startSeek = nil
                 seekInFlight = true
-                seekIssuing = true
                 seekIsSilent = !startSeekReports
                 startSeekInFlight = true
-                return [.seek(seek, rate: rate)] + durationEvents(duration)
+                return [seekEffect(seek)] + durationEvents(duration)
             }
-        } else if seekInFlight {
+        } else if seekInFlight, seekSerialSeen == seekSerial {
             seekInFlight = false
             if startSeekInFlight {
                 startSeekInFlight = false

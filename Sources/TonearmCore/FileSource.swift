@@ -5,8 +5,14 @@ import Playback
 public struct FileSource: SourcePlugin {
     public let name = "file"
     let artCache: ArtCache
+    /// Reads a file's tags now (TagLib, milliseconds), so the track shows its title, artist and length at once; the
+    /// discoverer's exact figures follow in `enrich`.
+    let quickTags: (@Sendable (TrackMetadata) async -> TrackMetadata)?
 
-    public init(artCache: ArtCache) { self.artCache = artCache }
+    public init(artCache: ArtCache, quickTags: (@Sendable (TrackMetadata) async -> TrackMetadata)? = nil) {
+        self.artCache = artCache
+        self.quickTags = quickTags
+    }
 
     public func canResolve(_ uri: URL) -> Bool { uri.isFileURL }
 
@@ -19,7 +25,11 @@ public struct FileSource: SourcePlugin {
         // GStreamer plays a cut-off WAV or AIFF as a shorter file without a word; its header tells.
         if let reason = Truncation.reason(path) { throw TonearmError("Truncated", "cannot play \(path): \(reason)") }
         let name = uri.deletingPathExtension().lastPathComponent
-        return TrackMetadata(url: uri.absoluteString, title: name)
+        let plain = TrackMetadata(url: uri.absoluteString, title: name)
+        guard let quickTags else { return plain }
+        var tagged = await quickTags(plain)
+        if tagged.title?.isEmpty ?? true { tagged.title = name }
+        return tagged
     }
 
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {

@@ -10,6 +10,7 @@ import Testing
     static let rows = [
         "start-up to bus name (ms)",
         "start-up to bus name, cold GStreamer registry (ms)",
+        "spawn with a FILE → Metadata shows the track (ms)",
         "bus floor: GetId p50, 1 client (µs)",
         "Get(Position) p50, 1 client (µs)",
         "bus floor: GetId p99, 1 client (µs)",
@@ -23,6 +24,8 @@ import Testing
         "PlayPause → PropertiesChanged, p90 (ms)",
         "Seek → Seeked, playing (ms)",
         "Seek → Seeked, paused (ms)",
+        "SetPosition → Seeked, playing (ms)",
+        "SetPosition → Seeked, paused (ms)",
         "RSS idle (MiB)",
         "RSS playing (MiB)",
         "CPU per minute of playback (s)",

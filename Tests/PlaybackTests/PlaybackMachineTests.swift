@@ -20,6 +20,8 @@ import Testing
         var machine = PlaybackMachine(prerollTimeout: .seconds(10))
         var effects: [Effect] = []
         var seekAnswer = true
+        /// Our seek markers come through the bus before anything the seek makes the pipeline post.
+        var deliverSeekMarkers = true
         var markers: [Input] = []
         let t0 = ContinuousClock.now
 
@@ -36,7 +38,9 @@ import Testing
             effects.append(effect)
             switch effect {
             case .reset: send(.resetDone)
-            case .seek: send(.seekIssued(seekAnswer))
+            case .seek(_, _, let serial):
+                if deliverSeekMarkers { send(.seekMarker(serial)) }
+                send(.seekIssued(seekAnswer))
             case .postMarker(let gen, let stopped): markers.append(.marker(gen, stopped: stopped))
             case .postRejected(let gen): markers.append(.rejectedMarker(gen))
             default: break
@@ -70,7 +74,7 @@ import Testing
             effects.compactMap { if case .setState(let s) = $0 { return s }; return nil }
         }
         var seeks: [Int64] {
-            effects.compactMap { if case .seek(let p, _) = $0 { return p }; return nil }
+            effects.compactMap { if case .seek(let p, _, _) = $0 { return p }; return nil }
         }
         var started: [PlaybackItem] {
             events.compactMap { if case .started(let i) = $0 { return i }; return nil }
@@ -178,6 +182,26 @@ import Testing
         #expect(taken5)
         #expect(r.machine.snapshot.positionOverride == 13 * Self.s)
         #expect(r.seeks == [10 * Self.s, 13 * Self.s])
+    }
+
+    @Test("an earlier seek's ASYNC_DONE popped after a later seek was issued does not settle the later one")
+    func staleAsyncDoneKeepsTheTarget() {
+        var r = Rig()
+        r.play(Self.a)
+        let first = r.send(.seek(0, now: r.t0))
+        #expect(first)
+        r.deliverSeekMarkers = false
+        let second = r.send(.seek(7 * Self.s, now: r.t0))
+        #expect(second)
+        // The first seek's ASYNC_DONE, popped late, with the pipeline answering from its old running time.
+        r.send(.asyncDone(position: 7_870_000_000, duration: nil, seekable: true, settled: .playing))
+        #expect(r.machine.snapshot.positionOverride == 7 * Self.s)
+        #expect(!r.events.contains { if case .seekCompleted = $0 { return true }; return false })
+        // Then the second seek's marker and its own ASYNC_DONE.
+        r.send(.seekMarker(r.machine.seekSerial))
+        r.send(.asyncDone(position: 7 * Self.s, duration: nil, seekable: true, settled: .playing))
+        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.events.contains(.seekCompleted(Self.a, 7 * Self.s)))
     }
 
     @Test("seeking is refused when the pipeline says the stream cannot, and when stopped")
@@ -333,7 +357,7 @@ import Testing
         _ = r.machine.handOver(Self.b, generation: gen)
         _ = r.takeEffects()
         r.send(.streamStart(group: 2, duration: nil, seekable: true))
-        #expect(r.effects.contains(.seek(0, rate: 2)))
+        #expect(r.effects.contains { if case .seek(0, 2, _) = $0 { return true }; return false })
         r.send(.asyncDone(position: 0, duration: nil, seekable: true, settled: .playing))
         #expect(!r.events.contains { if case .seekCompleted = $0 { return true }; return false })
     }

@@ -91,8 +91,9 @@ final class MachineEngine: PlaybackControl, Sendable {
         for effect in effects {
             switch effect {
             case .reset: send(.resetDone, nil)
-            case .seek(let position, _):
+            case .seek(let position, _, let serial):
                 state.withLock { $0.pipelinePosition = position }
+                send(.seekMarker(serial), nil)
                 send(.seekIssued(true), nil)
             case .postMarker(let gen, let stopped): send(.marker(gen, stopped: stopped), nil)
             case .postRejected(let gen): send(.rejectedMarker(gen), nil)

@@ -113,7 +113,13 @@ struct Bench: Sendable {
     /// the calls, playerctl, and the control latencies. Also returns notes for figures it could not take.
     private func playingFigures(_ player: Player, _ session: Session) async throws -> ([Metric: Double], [Metric: String]) {
         var figures: [Metric: Double] = [:], notes: [Metric: String] = [:]
-        let (_, name) = try await session.launch(player, .playing(media.track))
+        let launched = try await session.launchAndAsk(player, .playing(media.track), ask: false, track: true)
+        let name = launched.busName
+        if let track = launched.track {
+            figures[.spawnToMetadata] = track.microseconds / 1000
+        } else {
+            notes[.spawnToMetadata] = "no track in Metadata"
+        }
         try await session.waitUntilPlaying(name)
         let processes = session.playerProcesses.withLock { $0 }
 
@@ -164,7 +170,9 @@ struct Bench: Sendable {
             figures[.playPauseP90] = Stats.percentile(control.playPause, 0.9)
         }
         for (metric, times, missing) in [(Metric.seekPlaying, control.seekPlaying, control.seekPlayingMissing),
-                                         (.seekPaused, control.seekPaused, control.seekPausedMissing)] {
+                                         (.seekPaused, control.seekPaused, control.seekPausedMissing),
+                                         (.setPositionPlaying, control.setPositionPlaying, control.setPositionPlayingMissing),
+                                         (.setPositionPaused, control.setPositionPaused, control.setPositionPausedMissing)] {
             // A player that leaves most seeks unannounced does not send Seeked there: its few signals are no figure.
             if times.isEmpty || missing * 2 > settings.seeks {
                 notes[metric] = times.isEmpty ? "no signal" : "no signal for \(missing) of \(settings.seeks)"

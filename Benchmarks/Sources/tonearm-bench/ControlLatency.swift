@@ -51,6 +51,10 @@ enum ControlLatency {
         /// Seeks that got no Seeked signal within `signalTimeout`.
         var seekPlayingMissing = 0
         var seekPausedMissing = 0
+        var setPositionPlaying: [Double] = []
+        var setPositionPaused: [Double] = []
+        var setPositionPlayingMissing = 0
+        var setPositionPausedMissing = 0
     }
 
     /// `toggles` PlayPause calls (an even number, so it ends playing), each timed from the call to the
@@ -80,14 +84,20 @@ enum ControlLatency {
             if let arrived { figures.playPause.append((arrived - start).microseconds / 1000) }
         }
 
-        func seek(_ count: Int) async throws -> ([Double], Int) {
+        /// Seek calls (relative), or SetPosition calls on the current track id (absolute), each timed to Seeked.
+        func seek(_ count: Int, absolute: Bool = false) async throws -> ([Double], Int) {
             var times: [Double] = [], missing = 0
+            let track = absolute ? try await currentTrackID(client, name) : nil
             for i in 0..<count {
                 try await Task.sleep(for: settle)
                 let from = seeked.count
                 let start = clock.now
-                // Back and forth by 3 s, so the position stays inside the track.
-                try await call("Seek", [.int64(i % 2 == 0 ? 3_000_000 : -3_000_000)])
+                if let track {
+                    try await call("SetPosition", [.objectPath(track), .int64(i % 2 == 0 ? 20_000_000 : 10_000_000)])
+                } else {
+                    // Back and forth by 3 s, so the position stays inside the track.
+                    try await call("Seek", [.int64(i % 2 == 0 ? 3_000_000 : -3_000_000)])
+                }
                 if let arrived = await seeked.first(from: from, timeout: signalTimeout, matching: { _ in true }) {
                     times.append((arrived - start).microseconds / 1000)
                 } else {
@@ -97,10 +107,22 @@ enum ControlLatency {
             return (times, missing)
         }
         (figures.seekPlaying, figures.seekPlayingMissing) = try await seek(seeks)
+        (figures.setPositionPlaying, figures.setPositionPlayingMissing) = try await seek(seeks, absolute: true)
         try await call("Pause")
         _ = try await session.waitForStatus(name, "Paused", timeout: .seconds(5))
         (figures.seekPaused, figures.seekPausedMissing) = try await seek(seeks)
+        (figures.setPositionPaused, figures.setPositionPausedMissing) = try await seek(seeks, absolute: true)
         try await call("Play")
         return figures
+    }
+
+    /// The current track's mpris:trackid, which SetPosition must name.
+    static func currentTrackID(_ client: DBusConnection, _ name: String) async throws -> String {
+        let metadata = try await client.getProperty(destination: name, path: Session.mprisPath, interface: Session.playerInterface,
+                                                    name: "Metadata").vardictValue ?? [:]
+        guard let id = metadata["mpris:trackid"]?.stringValue, !id.isEmpty else {
+            throw BenchError("\(name) has no mpris:trackid in Metadata")
+        }
+        return id
     }
 }

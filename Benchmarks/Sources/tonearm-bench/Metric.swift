@@ -1,10 +1,10 @@
 /// One row of the report.
 enum Metric: CaseIterable, Hashable, Sendable {
-    case startup, startupAnswer, coldStartup
+    case startup, startupAnswer, coldStartup, spawnToMetadata
     case floorP50, floorP99, p50, p99
     case floorConcurrentP50, concurrentP50, concurrentP99, concurrentShare
     case playerctlStatus
-    case playPauseMedian, playPauseP90, seekPlaying, seekPaused
+    case playPauseMedian, playPauseP90, seekPlaying, seekPaused, setPositionPlaying, setPositionPaused
     case rssIdle, rssPlaying, cpuPerMinute
     case gaplessGap, openToAudio
     /// The library scan (see `ScanBench`), compared with mpd only.
@@ -12,8 +12,9 @@ enum Metric: CaseIterable, Hashable, Sendable {
 
     /// The main table's rows, in order.
     static let playback: [Metric] = [
-        .startup, .startupAnswer, .coldStartup, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
+        .startup, .startupAnswer, .coldStartup, .spawnToMetadata, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
         .concurrentShare, .playerctlStatus, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
+        .setPositionPlaying, .setPositionPaused,
         .rssIdle, .rssPlaying, .cpuPerMinute, .gaplessGap, .openToAudio,
     ]
     static let scan: [Metric] = [.scanCold, .scanWarm, .scanMemory]
@@ -34,6 +35,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .startup: "start-up to bus name (ms)"
         case .startupAnswer: "start-up to first answer, Get(PlaybackStatus) (ms)"
         case .coldStartup: "start-up to bus name, cold GStreamer registry (ms)"
+        case .spawnToMetadata: "spawn with a FILE → Metadata shows the track (ms)"
         case .floorP50: "bus floor: GetId p50, 1 client (µs)"
         case .floorP99: "bus floor: GetId p99, 1 client (µs)"
         case .p50: "Get(Position) p50, 1 client (µs)"
@@ -47,6 +49,8 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .playPauseP90: "PlayPause → PropertiesChanged, p90 (ms)"
         case .seekPlaying: "Seek → Seeked, playing (ms)"
         case .seekPaused: "Seek → Seeked, paused (ms)"
+        case .setPositionPlaying: "SetPosition → Seeked, playing (ms)"
+        case .setPositionPaused: "SetPosition → Seeked, paused (ms)"
         case .rssIdle: "RSS idle (MiB)"
         case .rssPlaying: "RSS playing (MiB)"
         case .cpuPerMinute: "CPU per minute of playback (s)"

@@ -128,10 +128,13 @@ final class Session: Sendable {
     struct Launch {
         var name: Duration
         var answer: Duration?
+        /// From the spawn until Metadata named the track (a URL or a title), when asked for.
+        var track: Duration?
         var busName: String
     }
 
-    func launchAndAsk(_ player: Player, _ mode: Player.Mode, ask: Bool, timeout: Duration = .seconds(30)) async throws -> Launch {
+    func launchAndAsk(_ player: Player, _ mode: Player.Mode, ask: Bool, track: Bool = false,
+                      timeout: Duration = .seconds(30)) async throws -> Launch {
         let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                                interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let clock = ContinuousClock()
@@ -150,6 +153,15 @@ final class Session: Sendable {
         if ask {
             _ = try await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface, name: "PlaybackStatus")
             launch.answer = clock.now - start
+        }
+        if track {
+            // Polled as a panel widget would, every millisecond, until the track shows.
+            let shown = await eventually(timeout: timeout, interval: .milliseconds(1)) { [client] in
+                guard let metadata = (try? await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface,
+                                                                    name: "Metadata"))?.vardictValue else { return false }
+                return !(metadata["xesam:url"]?.stringValue ?? "").isEmpty || !(metadata["xesam:title"]?.stringValue ?? "").isEmpty
+            }
+            if shown { launch.track = clock.now - start }
         }
         return launch
     }
