@@ -58,10 +58,11 @@ extension Player {
     /// Relative seek in microseconds from where the position reads (so quick seeks add up): clamps at 0, and past
     /// the end acts as Next.
     public func seek(by offset: Int64) {
-        guard status != .stopped, loaded != nil, loaded == queue.currentID else { return }
+        // Whatever the engine plays, even in the moment a gapless change is heard before the player has taken it in.
+        guard status != .stopped, let loaded else { return }
         let (target, overflow) = position().addingReportingOverflow(offset)
         let clamped = overflow ? (offset < 0 ? 0 : Int64.max) : max(0, target)
-        if let length = queue.current?.metadata.length, clamped > length {
+        if let length = queue.track(loaded)?.metadata.length, clamped > length {
             next()
             return
         }
