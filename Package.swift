@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -39,12 +40,13 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore", "LocalLibrary", "ReceivedShares",
+            "DBus", "TonearmCore",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
+            "MPRIS", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearm", dependencies: [
@@ -62,7 +64,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/MIDI"),
         .target(name: "ReceivedShares", dependencies: [
-            "TonearmCore", "Playback",
+            "TonearmCore",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/ReceivedShares"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -1,16 +1,15 @@
 import Foundation
-import Playback
 import TonearmCore
 
 extension ReceivedShares {
     /// Parses an export mode: "passthrough" (or ""), a transcode target ("m4a", "ogg", "opus", "flac", "mp3"),
     /// or "transcode:TARGET".
-    public static func exportMode(_ text: String) throws(TonearmError) -> MediaExport.Mode {
+    public static func exportMode(_ text: String) throws(TonearmError) -> ExportMode {
         let lower = text.lowercased()
         if lower.isEmpty || lower == "passthrough" { return .passthrough }
         let target = lower.hasPrefix("transcode:") ? String(lower.dropFirst("transcode:".count)) : lower
-        guard let format = MediaExport.Format(rawValue: target) else {
-            let choices = MediaExport.Format.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let format = ExportFormat(rawValue: target) else {
+            let choices = ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw TonearmError("InvalidArgs", "unknown export mode \"\(text)\": passthrough, or one of \(choices)")
         }
         return .transcode(format)
@@ -41,24 +40,25 @@ extension ReceivedShares {
         guard access(folder, W_OK) == 0 else { throw TonearmError("NotWritable", "cannot write into \(folder)") }
         let exportMode = try Self.exportMode(mode)
         let stem = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
-        let isMIDI = MediaExport.typefind(source) == "audio/midi"
+        let media = media
+        let isMIDI = media.typefind(path: source) == "audio/midi"
         // The plan (and with it the extension) is made once, before the export starts, so a stream that cannot be
         // passed through is refused at once.
-        let (fileExtension, plan) = try await exportQueue.run { () throws -> (String, MediaExport.Plan?) in
+        let (fileExtension, plan) = try await exportQueue.run { () throws -> (String, ExportPlan?) in
             switch exportMode {
             case .transcode(let format): return (format.rawValue, nil)
             case .passthrough where isMIDI: return ("mid", nil)
             case .passthrough:
                 do {
-                    let plan = try MediaExport.passthroughPlan(file: source)
+                    let plan = try media.passthroughPlan(file: source)
                     return (plan.fileExtension, plan)
                 } catch {
-                    throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? PlaybackError)?.message ?? "\(error)")")
+                    throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? MediaError)?.message ?? "\(error)")")
                 }
             }
         }
         let id = String(UInt64.random(in: 1...UInt64.max), radix: 16)
-        let cancellation = MediaExport.Cancellation()
+        let cancellation = ExportCancellation()
         exports.withLock { $0[id] = cancellation }
         let temp = folder + "/.tonearm-export-\(id).part"
         exportQueue.async { [self] in
@@ -68,7 +68,7 @@ extension ReceivedShares {
                 if exportMode == .passthrough && isMIDI {
                     try FileTransfer.copy(source, to: temp)
                 } else {
-                    try MediaExport.run(source: source, destination: temp, mode: exportMode, plan: plan, cancellation: cancellation) { fraction in
+                    try media.export(source: source, destination: temp, mode: exportMode, plan: plan, cancellation: cancellation) { fraction in
                         guard fraction - lastReported >= 0.01 || fraction == 1 else { return }
                         lastReported = fraction
                         emit(.exportProgress(id: id, fraction: fraction))
@@ -78,7 +78,7 @@ extension ReceivedShares {
                 result = .success(try place(temp, in: folder, name: stem + "." + fileExtension))
             } catch let error as TonearmError {
                 result = .failure(error)
-            } catch let error as PlaybackError {
+            } catch let error as MediaError {
                 result = .failure(cancellation.isCancelled ? TonearmError("Cancelled", "the export was cancelled")
                                   : TonearmError("ExportFailed", "cannot export \(source): \(error.message)"))
             } catch {

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Playback
 import Synchronization
 import TonearmCore
 
@@ -14,6 +13,8 @@ public final class ReceivedShares: SourcePlugin {
     public let events: AsyncStream<ShareEvent>
     private let sink: AsyncStream<ShareEvent>.Continuation
     let artCache: ArtCache
+    /// Probe, decode check, typefind and export, as the daemon provides them.
+    let media: any MediaOperations
     let logger: Logger
     /// Makes a received file part of the library index at once.
     let indexer: (@Sendable (URL) async -> Void)?
@@ -22,14 +23,16 @@ public final class ReceivedShares: SourcePlugin {
     /// Imports run one at a time, in arrival order, off the caller's executor.
     private let importQueue = DispatchQueue(label: "tonearm.shares.import", qos: .utility)
     let exportQueue = DispatchQueue(label: "tonearm.shares.export", qos: .utility, attributes: .concurrent)
-    let exports = Mutex<[String: MediaExport.Cancellation]>([:])
+    let exports = Mutex<[String: ExportCancellation]>([:])
     /// Paths already handled in this run (copy mode leaves them in the inbox).
     private let handled = Mutex<Set<String>>([])
 
-    public init(settings: SharesSettings, artCache: ArtCache, logger: Logger = Logger(label: "tonearm.shares"),
+    /// `media`: the operations that check received files by content and write exports.
+    public init(settings: SharesSettings, artCache: ArtCache, media: any MediaOperations, logger: Logger = Logger(label: "tonearm.shares"),
                 indexer: (@Sendable (URL) async -> Void)? = nil) {
         self.settings = settings
         self.artCache = artCache
+        self.media = media
         self.logger = logger
         self.indexer = indexer
         (events, sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -96,13 +99,11 @@ public final class ReceivedShares: SourcePlugin {
     func importNow(_ path: String) -> Outcome {
         let name = Self.safeName((path as NSString).lastPathComponent)
         let move = settings.keep == .move
-        let accepted: (duration: Int64?, tags: StreamTags)
+        let accepted: ProbedMedia
         do {
-            accepted = try Self.accept(path)
-        } catch let reason as PlaybackError {
-            return reject(path, name: name, reason: reason.message)
+            accepted = try Self.accept(path, media: media)
         } catch {
-            return reject(path, name: name, reason: "\(error)")
+            return reject(path, name: name, reason: error.message)
         }
         if let existing = duplicate(of: path) {
             if move { unlink(path) } // the same bytes are already in Received: nothing is lost
@@ -152,7 +153,7 @@ public final class ReceivedShares: SourcePlugin {
         return nil
     }
 
-    private func metadata(_ path: String, _ probed: (duration: Int64?, tags: StreamTags)) -> TrackMetadata {
+    private func metadata(_ path: String, _ probed: ProbedMedia) -> TrackMetadata {
         let url = URL(fileURLWithPath: path)
         var metadata = TrackMetadata(url: url.absoluteString, title: url.deletingPathExtension().lastPathComponent)
             .merging(probed.tags, artCache: artCache)
@@ -162,16 +163,16 @@ public final class ReceivedShares: SourcePlugin {
 
     /// Playable audio or MIDI, by content: the discoverer must find an audio stream and the whole file must decode
     /// (a truncated file stops short of its announced length).
-    static func accept(_ path: String) throws -> (duration: Int64?, tags: StreamTags) {
+    static func accept(_ path: String, media: any MediaOperations) throws(MediaError) -> ProbedMedia {
         let uri = URL(fileURLWithPath: path).absoluteString
         if let reason = Truncation.reason(path) {
-            throw PlaybackError(domain: "stream", code: 7, message: reason, debug: uri)
+            throw MediaError(domain: "stream", code: 7, message: reason, debug: uri)
         }
-        let probed = try MediaProbe.probe(uri: uri, timeout: .seconds(30))
-        let decoded = try DecodeCheck.decodedLength(uri: uri)
+        let probed = try media.probe(uri: uri, timeout: .seconds(30))
+        let decoded = try media.decodedLength(uri: uri, timeout: .seconds(120))
         // A quarter second (or 2 %) of slack for containers whose length is an estimate.
         if let announced = probed.duration, decoded + max(250_000_000, announced / 50) < announced {
-            throw PlaybackError(domain: "stream", code: 7, message: String(
+            throw MediaError(domain: "stream", code: 7, message: String(
                 format: "truncated: it decodes to %.1f s of the %.1f s it announces", Double(decoded) / 1e9, Double(announced) / 1e9),
                 debug: uri)
         }

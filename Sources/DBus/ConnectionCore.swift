@@ -35,7 +35,12 @@ final class ConnectionCore: Sendable {
         /// The answer to an incoming call handed to `incomingCalls` (nil: none is wanted or it could not be built).
         case reply(MessageBox?)
         case close
+        /// Close once the calls handed to `incomingCalls` so far are answered (or after `ConnectionCore.replyGrace`).
+        case closeAfterReplies
     }
+
+    /// How long `closeAfterReplies` waits for the answers of the calls being handled.
+    static let replyGrace: UInt64 = 5_000_000_000
 
     /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`.
     typealias ImmediateResponder = @Sendable (IncomingCall) -> [DBusValue]?
@@ -145,6 +150,8 @@ final class ConnectionCore: Sendable {
 
     func close() { enqueue(.close) }
 
+    func closeAfterReplies() { enqueue(.closeAfterReplies) }
+
     // MARK: Subscriptions
 
     func addSubscription(_ rule: DBusMatchRule, _ continuation: AsyncStream<DBusSignal>.Continuation) -> Int? {
@@ -224,6 +231,8 @@ final class LoopContext: @unchecked Sendable {
     /// Incoming calls handed to `incomingCalls` and not answered yet: while there are any, nothing is answered at
     /// once, so no answer overtakes an earlier call's.
     var callsInFlight = 0
+    /// After `closeAfterReplies`: the answers still awaited before closing, and the time to close anyway.
+    var closeAfter: (answers: Int, deadline: UInt64)?
 
     init(core: ConnectionCore, responder: ConnectionCore.ImmediateResponder?) {
         self.core = core
@@ -273,6 +282,7 @@ final class LoopContext: @unchecked Sendable {
             var deadline = UInt64.max
             for (_, d) in timeouts { deadline = min(deadline, d) }
             for (_, p) in pending { deadline = min(deadline, p.deadline) }
+            if let closeAfter { deadline = min(deadline, closeAfter.deadline) }
             let now = ConnectionCore.now()
             let timeoutMs: Int32
             if deadline == .max { timeoutMs = -1 }
@@ -313,6 +323,7 @@ final class LoopContext: @unchecked Sendable {
                 }
                 if still { _ = dbus_timeout_handle(t) }
             }
+            if let closeAfter, closeAfter.deadline <= later { closeRequested = true }
             let late = pending.filter { $0.value.deadline <= later }
             for (serial, p) in late.sorted(by: { $0.key < $1.key }) {
                 pending[serial] = nil
@@ -347,9 +358,16 @@ final class LoopContext: @unchecked Sendable {
         switch work {
         case .close:
             closeRequested = true
+        case .closeAfterReplies:
+            // Replies come in call order, so the next `callsInFlight` replies answer every call handed over so far.
+            if callsInFlight == 0 { closeRequested = true }
+            else if closeAfter == nil { closeAfter = (callsInFlight, ConnectionCore.now() &+ ConnectionCore.replyGrace) }
         case .reply(let box):
             callsInFlight -= 1
             if let box, !closeRequested, !disconnected { _ = dbus_connection_send(core.connection, box.message, nil) }
+            if let awaited = closeAfter?.answers {
+                if awaited <= 1 { closeRequested = true } else { closeAfter?.answers = awaited - 1 }
+            }
         case .send(let box, let handler, let timeout):
             if closeRequested || disconnected {
                 handler?(.failure(.disconnected("the connection is closed")))

@@ -291,4 +291,8 @@ public final class DBusConnection: Sendable {
     /// Closes the connection: queued messages are sent first, pending calls fail with
     /// `Disconnected`, signal streams finish. Idempotent.
     public func close() { core.close() }
+
+    /// Closes the connection once every call already handed to the handlers is answered (waiting at most 5 s), so
+    /// those replies leave first: a Quit's, say. Then as `close()`; await `waitUntilClosed()` to know it is done.
+    public func closeAfterReplies() { core.closeAfterReplies() }
 }

@@ -1,14 +1,18 @@
 import DBus
 import Foundation
-import LocalLibrary
 import TonearmCore
 
-/// org.tonearm.Library1 over the LocalLibrary plugin's Swift API.
-struct LibraryInterface: DBusInterfaceHandler {
+/// The name of org.tonearm.Library1.
+enum LibraryInterfaceName {
     static let name = "org.tonearm.Library1"
-    let interface = contract(LibraryInterface.name)
-    let library: LocalLibrary
-    let folders: [URL]
+}
+
+/// org.tonearm.Library1 over a library plugin's Swift API.
+struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
+    static var name: String { LibraryInterfaceName.name }
+    let interface = contract(LibraryInterfaceName.name)
+    let library: Library
+    var folders: [URL] { library.folders }
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged(otherwise: "org.tonearm.Error.LibraryFailed") {
@@ -28,15 +32,14 @@ struct LibraryInterface: DBusInterfaceHandler {
                 let tracks = try await library.tracks(album: a[0].stringValue ?? "", albumArtist: artist.isEmpty ? nil : artist)
                 return [.array(element: "a{sv}", tracks.map(Self.encode))]
             case "Search":
-                let predicates = try SearchPredicate.parse(a[0].stringValue ?? "")
                 let limit = Int(a[2].int64Value ?? 0)
-                let tracks = try await library.search(predicates, offset: Int(a[1].int64Value ?? 0), limit: limit == 0 ? 100 : min(limit, 10_000))
+                let tracks = try await library.search(query: a[0].stringValue ?? "", offset: Int(a[1].int64Value ?? 0), limit: limit == 0 ? 100 : min(limit, 10_000))
                 return [.array(element: "a{sv}", tracks.map(Self.encode))]
             case "RandomTrack":
                 return [try await library.randomTrack().map(Self.encode) ?? .vardict([:])]
             case "Scan":
                 // The answer comes as ScanProgress/ScanFinished signals; a long scan must not time the call out.
-                Task { _ = try? await library.scan() }
+                Task { try? await library.rescan() }
                 return []
             case "Failures":
                 let failures = try await library.failures()
@@ -59,7 +62,7 @@ struct LibraryInterface: DBusInterfaceHandler {
         throw DBusError.propertyReadOnly(property)
     }
 
-    static func encode(_ album: AlbumSummary) -> DBusValue {
+    static func encode(_ album: Library.Album) -> DBusValue {
         var d: [String: DBusValue] = [
             "title": .string(album.title), "albumArtist": .string(album.albumArtist),
             "tracks": .uint32(UInt32(clamping: album.trackCount)), "duration": .double(album.totalDuration),
@@ -69,7 +72,7 @@ struct LibraryInterface: DBusInterfaceHandler {
         return .vardict(d)
     }
 
-    static func encode(_ t: LibraryTrack) -> DBusValue {
+    static func encode(_ t: Library.Track) -> DBusValue {
         var d: [String: DBusValue] = [
             "path": .string(t.path), "uri": .string(t.uri), "title": .string(t.title), "artist": .string(t.artist),
             "album": .string(t.album), "albumArtist": .string(t.albumArtist), "duration": .double(t.duration),
@@ -80,5 +83,26 @@ struct LibraryInterface: DBusInterfaceHandler {
         if let n = t.discNumber { d["discNumber"] = .int32(Int32(clamping: n)) }
         if let art = t.artUrl { d["artUrl"] = .string(art) }
         return .vardict(d)
+    }
+
+    /// Forwards the library's scan events as Library1 signals (subscribed now, forwarded once started).
+    static func forwarder(_ library: Library, on connection: DBusConnection, path: String) -> @Sendable () -> Task<Void, Never> {
+        let events = library.events
+        return {
+            Task {
+                for await event in events {
+                    switch event.scanSignal {
+                    case .progress(let done, let total):
+                        connection.emitSignal(path: path, interface: name, member: "ScanProgress",
+                                              arguments: [.uint32(UInt32(clamping: done)), .uint32(UInt32(clamping: total))])
+                    case .finished(let added, let updated, let removed, let failed):
+                        connection.emitSignal(path: path, interface: name, member: "ScanFinished",
+                                              arguments: [added, updated, removed, failed].map { .uint32(UInt32(clamping: $0)) })
+                    case nil:
+                        break
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,13 +1,10 @@
 import DBus
 import Foundation
-import LocalLibrary
 import Logging
-import Playback
-import ReceivedShares
 import TonearmCore
 
-/// Tonearm's face on the bus: exports the MPRIS and org.tonearm interfaces over the player
-/// and turns player events into signals and PropertiesChanged.
+/// Tonearm's face on the bus: exports the MPRIS and org.tonearm interfaces over the player and the plugins' Swift
+/// APIs, and turns player and plugin events into signals and PropertiesChanged.
 public final class MPRISService: Sendable {
     public static let busName = "org.mpris.MediaPlayer2.tonearm"
     public static let objectPath = "/org/mpris/MediaPlayer2"
@@ -16,66 +13,69 @@ public final class MPRISService: Sendable {
 
     let connection: DBusConnection
     let player: Player
-    let library: LocalLibrary?
-    /// Subscribed at init, so a scan that starts before `run` loses no event.
-    let libraryEvents: AsyncStream<LibraryEvent>?
-    let shares: ReceivedShares?
+    /// Start forwarding plugin events as signals; the library's subscription is made at init, so a scan that starts
+    /// before `run` loses no event.
+    let forwarders: [@Sendable () async -> [Task<Void, Never>]]
     let logger: Logger
 
-    /// `browsables`: sources with folders besides the library (which is browsable itself).
-    public init(connection: DBusConnection, player: Player, library: LocalLibrary?, browsables: [any BrowsableSource] = [],
-                shares: ReceivedShares? = nil,
+    /// `media`: what MediaPlayer2 reports as playable. `library` and `shares`: the plugins behind Library1 and
+    /// Shares1 (not exported when nil). `browsables`: every source with folders, behind Browser1. `quit`: what
+    /// MPRIS Quit does; it is called after the reply is handed over, not awaited by the call.
+    public init(connection: DBusConnection, player: Player, media: any MediaOperations, library: (any LibraryAPI)?,
+                browsables: [any BrowsableSource] = [], shares: (any SharesAPI)? = nil,
                 logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
-        self.library = library
-        self.shares = shares
-        self.libraryEvents = library?.events
         self.logger = logger
         var handlers: [any DBusInterfaceHandler] = [
-            MediaPlayer2Interface(quit: quit),
+            MediaPlayer2Interface(media: media, quit: quit),
             PlayerInterface(player: player),
             TrackListInterface(player: player),
             TonearmPlayerInterface(player: player),
         ]
-        if let library { handlers.append(LibraryInterface(library: library, folders: library.folders)) }
-        handlers.append(BrowserInterface(sources: (library.map { [$0] } ?? []) + browsables, player: player))
-        if let shares { handlers.append(SharesInterface(shares: shares, player: player)) }
+        var forwarders: [@Sendable () async -> [Task<Void, Never>]] = []
+        if let library {
+            handlers.append(Self.libraryInterface(library))
+            let start = Self.libraryForwarder(library, on: connection)
+            forwarders.append { [start()] }
+        }
+        handlers.append(BrowserInterface(sources: browsables, player: player))
+        if let shares {
+            handlers.append(Self.sharesInterface(shares, player: player))
+            forwarders.append(Self.sharesForwarder(shares, on: connection))
+        }
+        self.forwarders = forwarders
         // At debug level (tonearmd --verbose) every call is logged with its sender.
         if logger.logLevel <= .debug { handlers = handlers.map { LoggedInterface(inner: $0, logger: logger) } }
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 
-    /// Forwards library scan events as org.tonearm.Library1 signals.
-    func forwardLibraryEvents() -> Task<Void, Never>? {
-        guard let events = libraryEvents else { return nil }
-        let connection = connection
-        return Task {
-            for await event in events {
-                switch event {
-                case .scanProgress(let done, let total):
-                    connection.emitSignal(path: Self.objectPath, interface: LibraryInterface.name, member: "ScanProgress",
-                                          arguments: [.uint32(UInt32(clamping: done)), .uint32(UInt32(clamping: total))])
-                case .scanFinished(let s):
-                    connection.emitSignal(path: Self.objectPath, interface: LibraryInterface.name, member: "ScanFinished",
-                                          arguments: [s.added, s.updated, s.removed, s.failed].map { .uint32(UInt32(clamping: $0)) })
-                case .changed:
-                    break
-                }
-            }
+    private static func libraryInterface<L: LibraryAPI>(_ library: L) -> any DBusInterfaceHandler {
+        LibraryInterface(library: library)
+    }
+
+    private static func libraryForwarder<L: LibraryAPI>(_ library: L, on connection: DBusConnection) -> @Sendable () -> Task<Void, Never> {
+        LibraryInterface.forwarder(library, on: connection, path: objectPath)
+    }
+
+    private static func sharesInterface<S: SharesAPI>(_ shares: S, player: Player) -> any DBusInterfaceHandler {
+        SharesInterface(shares: shares, player: player)
+    }
+
+    /// Shares1 signals, and the senders (KDE Connect, BlueZ) that announce finished transfers.
+    private static func sharesForwarder<S: SharesAPI>(_ shares: S, on connection: DBusConnection) -> @Sendable () async -> [Task<Void, Never>] {
+        {
+            let forwarding = SharesInterface.forward(shares, on: connection, path: objectPath)
+            let senders = await SharesInterface.listenToSenders(shares, on: connection)
+            return [forwarding] + (senders.map { [$0] } ?? [])
         }
     }
 
-    /// Forwards player events to the bus until the player shuts down.
+    /// Forwards player events to the bus until the player shuts down or the calling task is cancelled.
     public func run() async {
-        let libraryForwarding = forwardLibraryEvents()
-        let sharesForwarding = shares.map { SharesInterface.forward($0, on: connection, path: Self.objectPath) }
-        let senders = await shares.asyncMap { await SharesInterface.listenToSenders($0, on: connection) } ?? nil
-        defer {
-            libraryForwarding?.cancel()
-            sharesForwarding?.cancel()
-            senders?.cancel()
-        }
+        var forwarding: [Task<Void, Never>] = []
+        for start in forwarders { forwarding += await start() }
+        defer { for task in forwarding { task.cancel() } }
         var sent: [String: DBusValue] = [:]
         var sentTracks: [TrackID]?
         let path = Self.objectPath
@@ -119,13 +119,5 @@ public final class MPRISService: Sendable {
                                                  changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
             }
         }
-    }
-}
-
-extension Optional {
-    /// `map` with an async transform.
-    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
-        guard let value = self else { return nil }
-        return await transform(value)
     }
 }

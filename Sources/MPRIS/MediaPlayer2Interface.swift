@@ -1,22 +1,19 @@
 import DBus
-import Playback
 import TonearmCore
 
 /// org.mpris.MediaPlayer2: who we are and what we can open.
 struct MediaPlayer2Interface: DBusInterfaceHandler {
     let interface = contract("org.mpris.MediaPlayer2")
+    let media: any MediaOperations
     let quit: @Sendable () async -> Void
     static let uriSchemes = ["file"]
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
         switch method {
         case "Quit":
-            // The reply must leave before the connection closes: shut down a moment after answering (under load,
-            // quitting at once could close the bus connection first, and the caller got NoReply).
-            Task {
-                try? await Task.sleep(for: .milliseconds(200))
-                await quit()
-            }
+            // Shuts down after answering: the reply is queued as this returns, and the daemon closes its connection
+            // only once the calls it was handling are answered (`DBusConnection.closeAfterReplies`).
+            Task { await quit() }
             return []
         case "Raise":
             return [] // CanRaise is false: there is no window to raise.
@@ -34,7 +31,7 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
         case "DesktopEntry": return .string("tonearm")
         case "SupportedUriSchemes": return .stringArray(Self.uriSchemes)
         // Read from GStreamer's registry on first use (about 5 ms), not while the daemon starts.
-        case "SupportedMimeTypes": return .stringArray(MediaSupport.supportedMimeTypes())
+        case "SupportedMimeTypes": return .stringArray(media.supportedMimeTypes())
         default: throw DBusError.unknownProperty(property)
         }
     }

@@ -1,13 +1,17 @@
 import DBus
 import Foundation
-import ReceivedShares
 import TonearmCore
 
-/// org.tonearm.Shares1 over the ReceivedShares plugin's Swift API, and "Open with" over the player.
-struct SharesInterface: DBusInterfaceHandler {
+/// The name of org.tonearm.Shares1.
+enum SharesInterfaceName {
     static let name = "org.tonearm.Shares1"
-    let interface = contract(SharesInterface.name)
-    let shares: ReceivedShares
+}
+
+/// org.tonearm.Shares1 over a shares plugin's Swift API, and "Open with" over the player.
+struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
+    static var name: String { SharesInterfaceName.name }
+    let interface = contract(SharesInterfaceName.name)
+    let shares: Shares
     let player: Player
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
@@ -40,7 +44,7 @@ struct SharesInterface: DBusInterfaceHandler {
 
     func get(_ property: String) async throws -> DBusValue {
         guard property == "Inboxes" else { throw DBusError.unknownProperty(property) }
-        return .stringArray(shares.settings.inboxes.map(\.path))
+        return .stringArray(shares.inboxes.map(\.path))
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {
@@ -48,11 +52,11 @@ struct SharesInterface: DBusInterfaceHandler {
     }
 
     /// Turns the plugin's events into Shares1 signals.
-    static func forward(_ shares: ReceivedShares, on connection: DBusConnection, path: String) -> Task<Void, Never> {
+    static func forward(_ shares: Shares, on connection: DBusConnection, path: String) -> Task<Void, Never> {
         Task {
             for await event in shares.events {
                 let (member, arguments): (String, [DBusValue])
-                switch event {
+                switch event.shareSignal {
                 case .received(let uri, let metadata):
                     var encoded = MetadataEncoding.encode(Track(id: .noTrack, metadata: metadata)).vardictValue ?? [:]
                     encoded["mpris:trackid"] = nil
@@ -72,7 +76,7 @@ struct SharesInterface: DBusInterfaceHandler {
 
     /// Listens for senders that announce a finished transfer on the session bus: KDE Connect's share plugin
     /// (`shareReceived(url)`) and BlueZ obexd (`org.bluez.obex.Transfer1` Status "complete", then its Filename).
-    static func listenToSenders(_ shares: ReceivedShares, on connection: DBusConnection) async -> Task<Void, Never>? {
+    static func listenToSenders(_ shares: Shares, on connection: DBusConnection) async -> Task<Void, Never>? {
         guard let kde = try? await connection.subscribe(DBusMatchRule(interface: "org.kde.kdeconnect.device.share", member: "shareReceived")),
               let obex = try? await connection.subscribe(DBusMatchRule(interface: "org.freedesktop.DBus.Properties",
                                                                        member: "PropertiesChanged", arg0: "org.bluez.obex.Transfer1"))

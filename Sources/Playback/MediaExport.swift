@@ -41,6 +41,12 @@ public enum MediaExport {
     public struct Plan: Sendable, Equatable {
         public var chain: String
         public var fileExtension: String
+
+        /// A plan with these fields.
+        public init(chain: String, fileExtension: String) {
+            self.chain = chain
+            self.fileExtension = fileExtension
+        }
     }
 
     /// The passthrough plan for a stream with these caps (as `MediaProbe.audioCaps` gives them).
@@ -103,6 +109,13 @@ public enum MediaExport {
     /// `plan`: the passthrough plan when the caller already made it (so the file is not probed twice).
     public static func run(source: String, destination: String, mode: Mode, plan: Plan? = nil, cancellation: Cancellation,
                            progress: (Double) -> Void) throws(PlaybackError) {
+        try run(source: source, destination: destination, mode: mode, plan: plan, isCancelled: { cancellation.isCancelled },
+                progress: progress)
+    }
+
+    /// `run` with the cancellation asked through `isCancelled` (called on this thread, about ten times a second).
+    public static func run(source: String, destination: String, mode: Mode, plan: Plan? = nil, isCancelled: () -> Bool,
+                           progress: (Double) -> Void) throws(PlaybackError) {
         GStreamer.ensureInitialized()
         let description: String
         switch mode {
@@ -146,7 +159,7 @@ public enum MediaExport {
         let wanted = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
         progress(0)
         while true {
-            if cancellation.isCancelled {
+            if isCancelled() {
                 throw PlaybackError(domain: "core", code: 0, message: "the export was cancelled", debug: nil)
             }
             if let message = gst_bus_timed_pop_filtered(bus, 100 * tn_msecond(), wanted) {

@@ -59,17 +59,6 @@ public struct FileSource: SourcePlugin {
 extension TrackMetadata {
     /// Fills fields from stream tags, keeping what the tags do not say.
     public func merging(_ tags: StreamTags, artCache: ArtCache) -> TrackMetadata {
-        var out = self
-        if let t = tags.title, !t.isEmpty { out.title = t }
-        if !tags.artists.isEmpty { out.artists = tags.artists }
-        if let a = tags.album, !a.isEmpty { out.album = a }
-        if !tags.albumArtists.isEmpty { out.albumArtists = tags.albumArtists }
-        if let n = tags.trackNumber { out.trackNumber = n }
-        if let n = tags.discNumber { out.discNumber = n }
-        if !tags.genres.isEmpty { out.genres = tags.genres }
-        if let image = tags.image, !image.isEmpty, let art = try? artCache.store(image) {
-            out.artUrl = art.absoluteString
-        }
-        return out
+        merging(MediaTags(tags), artCache: artCache)
     }
 }

@@ -30,7 +30,8 @@ extension SourcePlugin {
     public func stop() async {}
 }
 
-/// What a plugin may do: read its config section, keep files in its folder, and hand tracks to the player.
+/// What a plugin may do: read its config section, keep files in its folder, hand tracks to the player, and use the
+/// media operations (probe, decode check, typefind, export).
 public struct PluginContext: Sendable {
     public let pluginName: String
     /// The plugin's `[plugins.NAME]` table (empty when absent).
@@ -38,14 +39,18 @@ public struct PluginContext: Sendable {
     /// A folder of the plugin's own under `$XDG_DATA_HOME/tonearm/`.
     public let storageFolder: URL
     public let logger: Logger
+    /// Probe, decode check, typefind and export, without the pipeline.
+    public let media: any MediaOperations
     let player: Player
 
-    public init(pluginName: String, config: [String: ConfigValue], storageFolder: URL, logger: Logger, player: Player) {
+    public init(pluginName: String, config: [String: ConfigValue], storageFolder: URL, logger: Logger, player: Player,
+                media: any MediaOperations = GStreamerMedia()) {
         self.pluginName = pluginName
         self.config = config
         self.storageFolder = storageFolder
         self.logger = logger
         self.player = player
+        self.media = media
     }
 
     /// Adds URIs to the queue (at the end, next, or in place of it); returns their track ids.

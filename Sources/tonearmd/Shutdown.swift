@@ -1,15 +1,17 @@
 import Dispatch
 import Foundation
+import ServiceLifecycle
 import Synchronization
-import TonearmCore
 
-/// Saves state and ends the run on SIGTERM, SIGINT, SIGHUP or MPRIS Quit.
+/// SIGTERM, SIGINT, SIGHUP and MPRIS Quit, all taken to one graceful path: the service group's shutdown, which
+/// stops every part in reverse start order, the player last (it saves the state).
 ///
-/// Catches the signals from the very start (the daemon owns its bus name before its player exists); a signal that
-/// arrives before `attach` is acted on as soon as there is a player to save.
+/// Catches the signals from the very start (the daemon owns its bus name before its parts exist); one that arrives
+/// before `attach` is remembered and handed on to the group as soon as there is one. Once attached the group's own
+/// signal handling sees the same signals; asking it twice is harmless.
 final class Shutdown: Sendable {
     private struct State {
-        var player: Player?
+        var group: ServiceGroup?
         var requested = false
     }
 
@@ -25,29 +27,21 @@ final class Shutdown: Sendable {
         }
     }
 
-    /// The player to save and stop; shuts it down at once if a signal came first.
-    func attach(_ player: Player) {
+    /// The group to shut down; asks it at once if a signal came first.
+    func attach(_ group: ServiceGroup) {
         let requested = state.withLock { s -> Bool in
-            s.player = player
+            s.group = group
             return s.requested
         }
-        if requested { Task { await player.shutdown() } }
+        if requested { Task { await group.triggerGracefulShutdown() } }
     }
 
-    private func request() {
-        let player = state.withLock { s -> Player? in
+    /// A signal or MPRIS Quit: shuts the group down gracefully (returns at once; the group does the work).
+    func request() {
+        let group = state.withLock { s -> ServiceGroup? in
             s.requested = true
-            return s.player
+            return s.group
         }
-        if let player { Task { await player.shutdown() } }
-    }
-
-    /// MPRIS Quit: saves and stops now.
-    func run() async {
-        let player = state.withLock { s -> Player? in
-            s.requested = true
-            return s.player
-        }
-        await player?.shutdown()
+        if let group { Task { await group.triggerGracefulShutdown() } }
     }
 }

@@ -7,6 +7,7 @@ import MIDI
 import MPRIS
 import Playback
 import ReceivedShares
+import ServiceLifecycle
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -117,6 +118,7 @@ struct Tonearmd: AsyncParsableCommand {
             }
         }
         let artCache = ArtCache(folder: dirs.artCache)
+        let media = GStreamerMedia()
         let store = StateStore(url: dirs.stateFile)
         let sharesSettings: SharesSettings
         do {
@@ -143,34 +145,79 @@ struct Tonearmd: AsyncParsableCommand {
         // in the music folders with indexed tags and art; then any other file.
         let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }], stateStore: store,
                             artCache: artCache, tickInterval: settings.tickInterval)
-        await player.start()
-
-        let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, logger: Logger(label: "tonearm.shares")) { file in
+        let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
+                                    logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
         }
-        let service = MPRISService(connection: bus.connection, player: player, library: library, browsables: [midi], shares: shares) {
-            await shutdown.run()
+        // Exported now (calls stay held) and subscribed to the library's events before the library starts.
+        let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
+                                browsables: [library, midi], shares: shares) {
+            shutdown.request()
         }
+        func context(_ plugin: any SourcePlugin, _ label: String) -> PluginContext {
+            PluginContext(pluginName: plugin.name, config: settings.pluginSections[plugin.name] ?? [:],
+                          storageFolder: dirs.dataFolder.appendingPathComponent(plugin.name),
+                          logger: Logger(label: label), player: player, media: media)
+        }
+        let midiContext = context(midi, "tonearm.midi")
+        let sharesContext = context(shares, "tonearm.shares")
+        let libraryContext = context(library, "tonearm.library")
+        let files = files
 
-        let libraryContext = PluginContext(pluginName: library.name, config: librarySettings,
-                                           storageFolder: dirs.dataFolder.appendingPathComponent(library.name),
-                                           logger: Logger(label: "tonearm.library"), player: player)
-        try? await midi.start(PluginContext(pluginName: midi.name, config: settings.pluginSections["midi"] ?? [:],
-                                            storageFolder: dirs.dataFolder.appendingPathComponent(midi.name),
-                                            logger: Logger(label: "tonearm.midi"), player: player))
-        do {
-            try await shares.start(PluginContext(pluginName: shares.name, config: settings.pluginSections["shares"] ?? [:],
-                                                 storageFolder: dirs.dataFolder.appendingPathComponent(shares.name),
-                                                 logger: Logger(label: "tonearm.shares"), player: player))
-        } catch {
-            logger.error("received shares: \(error)")
-        }
-        Task {
-            // Scanning and watching run on the library's own threads, off the player's path, from the start
-            // (the bus face has already subscribed to its events).
+        // Every part starts in this order and stops in the reverse one: the player stops (and saves) last.
+        let playerPart = Part("player", after: nil, start: { await player.start() }, stop: { await player.shutdown() })
+        let midiPart = Part("midi", after: playerPart, start: {
+            try? await midi.start(midiContext)
+        }, stop: { await midi.stop() })
+        let sharesPart = Part("shares", after: midiPart, start: {
+            do { try await shares.start(sharesContext) } catch { logger.error("received shares: \(error)") }
+        }, stop: { await shares.stop() })
+        // Scanning and watching run on the library's own threads, off the player's path.
+        let libraryPart = Part("library", after: sharesPart, start: {
             do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
+        }, stop: { await library.stop() })
+        let busPart = Part("bus", after: libraryPart, start: {
+            await Self.restore(player, store: store, files: files, logger: logger)
+            bus.connection.releaseIncomingCalls()
+            logger.info("ready on the session bus as \(MPRISService.busName)")
+        }, work: {
+            // Forwards events until shutdown; the session bus going away ends it, and with it the daemon.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await face.run() }
+                group.addTask {
+                    await bus.connection.waitUntilClosed()
+                    if !Task.isCancelled { logger.notice("the session bus went away; saving state and exiting") }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        })
+        let trimmingPart = Part("memory", after: busPart, work: {
+            // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
+            // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(10))
+                _ = malloc_trim(0)
+            }
+        })
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [playerPart, midiPart, sharesPart, libraryPart, busPart, trimmingPart].map(\.configuration),
+            gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        shutdown.attach(group)
+        do {
+            try await group.run()
+        } catch {
+            logger.error("\(error)")
         }
+        // The replies to the calls being answered (a Quit's) leave before the connection closes.
+        bus.connection.closeAfterReplies()
+        await bus.connection.waitUntilClosed()
+        bus.privateBus?.stop()
+        logger.info("state saved; bye")
+    }
 
+    /// The saved queue, or the command line's files in its place (keeping loop, shuffle and volume), playing.
+    static func restore(_ player: Player, store: StateStore, files: [String], logger: Logger) async {
         var saved: PersistedState?
         do { saved = try store.load() } catch { logger.warning("\(error)") }
         if files.isEmpty {
@@ -185,29 +232,6 @@ struct Tonearmd: AsyncParsableCommand {
             for error in errors { logger.error("\(error.message)") }
             if let first = ids.first { await player.goTo(first) }
         }
-
-        shutdown.attach(player)
-        bus.connection.releaseIncomingCalls()
-        logger.info("ready on the session bus as \(MPRISService.busName)")
-
-        Task {
-            await bus.connection.waitUntilClosed()
-            logger.notice("the session bus went away; saving state and exiting")
-            await player.shutdown()
-        }
-        let trimming = Task.detached(priority: .background) {
-            // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
-            // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(10))
-                _ = malloc_trim(0)
-            }
-        }
-        await service.run()
-        trimming.cancel()
-        bus.connection.close()
-        bus.privateBus?.stop()
-        logger.info("state saved; bye")
     }
 
     /// `--print-config` and `--doctor`: answers for `tonearm config` and `tonearm doctor`.

@@ -439,6 +439,19 @@ import Testing
         }
     }
 
+    @Test func closeAfterRepliesAnswersTheCallBeingHandledFirst() async throws {
+        let f = try Fixture()
+        defer { f.shutdown() }
+        do {
+            let call = Task { try await f.call("Sleep", [.uint32(300)]) }
+            while f.handler.state.withLock({ $0.sleeping }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            f.server.closeAfterReplies()
+            await f.server.waitUntilClosed()
+            #expect(try await call.value == [], "the reply left before the connection closed")
+            #expect(f.server.isClosed)
+        }
+    }
+
     @Test func streamEndsOnClose() async throws {
         let f = try Fixture()
         defer { f.shutdown() }

@@ -95,6 +95,7 @@ final class TestHandler: DBusInterfaceHandler {
         var secret = ""
         var notes: [String] = []
         var slept = 0
+        var sleeping = 0
         var emitter: DBusConnection?
     }
     let state = Mutex(State())
@@ -108,6 +109,7 @@ final class TestHandler: DBusInterfaceHandler {
         case "Fail": throw DBusError(name: "org.tonearm.Error.X", message: arguments[0].stringValue ?? "")
         case "Crash": throw TestFailure(description: "something broke")
         case "Sleep":
+            state.withLock { $0.sleeping += 1 }
             try await Task.sleep(for: .milliseconds(Int(arguments[0].int64Value ?? 0)))
             state.withLock { $0.slept += 1 }
             return []

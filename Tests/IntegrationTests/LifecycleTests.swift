@@ -74,6 +74,31 @@ import Testing
         #expect(await d.process?.wait() == 0)
     }
 
+    @Test(arguments: ["SIGTERM", "Quit"]) func theGracefulWayOutSavesWhatOnlyTheEndSaves(_ how: String) async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 60)
+        let b = try d.sine("b.wav", seconds: 60)
+        try await d.start([a, b])
+        let ids = try await d.tracks()
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        _ = try await d.call(Daemon.player, "Pause")
+        try await d.waitFor("Paused") { try await d.status() == "Paused" }
+        try await d.waitFor("CanSeek") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
+        // A seek while paused changes only the position, which nothing but the shutdown writes.
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(20_000_000)])
+        if how == "SIGTERM" {
+            #expect(await d.terminate() == 0)
+        } else {
+            _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
+            #expect(await d.process?.wait() == 0)
+        }
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+
+        try await d.start()
+        #expect(try await d.tracks() == ids)
+        try await d.waitFor("position saved at \(how)") { abs(try await d.position() - 20_000_000) < 1_000_000 }
+    }
+
     @Test func withNoAudioDeviceItPlaysToAClockSynchronisedNullSink() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 60)

@@ -216,4 +216,39 @@ import Testing
         let volumeAgain = changes.named("PropertiesChanged").filter { ($0.arguments[1].vardictValue ?? [:])["Volume"] != nil }
         #expect(volumeAgain.isEmpty, "setting Volume to its current value must not signal a change")
     }
+
+    @Test func hugeSeeksOnATrackOfUnknownLengthLeaveTheDaemonAnswering() async throws {
+        let d = try Daemon()
+        // A FLAC file as a streaming encoder leaves it: no seek table and 0 (unknown) for the total samples, so the
+        // player can seek in it but does not know how long it is.
+        let file = d.media.file("stream.flac")
+        let encode = try await d.run("gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=2000", "!", "audioconvert", "!",
+                                                        "flacenc", "seekpoints=0", "!", "filesink", "location=\(file.path)"])
+        try #require(encode.status == 0, "gst-launch could not make a FLAC file")
+        var bytes = [UInt8](try Data(contentsOf: file))
+        try #require(bytes.count > 42 && bytes[0..<4] == [0x66, 0x4C, 0x61, 0x43], "not a FLAC file")
+        // STREAMINFO's 36-bit total samples: the low half of byte 21 and bytes 22 to 25.
+        bytes[21] &= 0xF0
+        bytes.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        try Data(bytes).write(to: file)
+        try await d.start([file.path])
+        let id = try await d.trackID()
+        // From the start until well after it can seek, every way to ask for a position past any end.
+        var rounds = 0
+        var roundsSeekable = 0
+        while rounds < 400 && roundsSeekable < 20 {
+            rounds += 1
+            if try await d.get(Daemon.player, "CanSeek") == .bool(true) { roundsSeekable += 1 }
+            _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(Int64.max)])
+            _ = try await d.call(Daemon.player, "Seek", [.int64(Int64.max)])
+            _ = try await d.call(Daemon.player, "Seek", [.int64(Int64.min)])
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Still there and answering.
+        #expect(d.process?.isRunning == true, "\(d.log)")
+        #expect(try await d.client.nameHasOwner(Daemon.busName))
+        #expect(["Playing", "Paused", "Stopped"].contains(try await d.status()))
+        _ = try await d.call(Daemon.player, "Seek", [.int64(Int64.min)])
+        #expect(try await d.position() >= 0)
+    }
 }

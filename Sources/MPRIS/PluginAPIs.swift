@@ -1,0 +1,124 @@
+import Foundation
+import TonearmCore
+
+// What the org.tonearm.* adapters ask of the plugins' Swift APIs. The face names no plugin: the daemon, which sees
+// both, conforms each plugin (and its record types) to these.
+
+/// A music library as org.tonearm.Library1 sees it.
+public protocol LibraryAPI: Sendable {
+    associatedtype Artist: LibraryArtistRecord
+    associatedtype Album: LibraryAlbumRecord
+    associatedtype Track: LibraryTrackRecord
+    associatedtype Problem: LibraryProblemRecord
+    associatedtype Event: LibraryEventRecord
+
+    /// The music folders.
+    var folders: [URL] { get }
+    /// Whether a scan is running.
+    var isScanning: Bool { get }
+    /// Scan progress and change events; each access starts a new subscription.
+    var events: AsyncStream<Event> { get }
+    /// Every track artist.
+    func artists() async throws -> [Artist]
+    /// Albums, all or those an artist appears on.
+    func albums(artist: String?) async throws -> [Album]
+    /// The tracks of one album.
+    func tracks(album: String, albumArtist: String?) async throws -> [Track]
+    /// Tracks matching a query in the library's search syntax, a page at a time.
+    func search(query: String, offset: Int, limit: Int) async throws -> [Track]
+    /// One track at random, nil when the library is empty.
+    func randomTrack() async throws -> Track?
+    /// Files and folders that could not be indexed.
+    func failures() async throws -> [Problem]
+    /// Scans the music folders (progress and end come as events).
+    func rescan() async throws
+}
+
+/// A track artist with counts.
+public protocol LibraryArtistRecord: Sendable {
+    var name: String { get }
+    var albumCount: Int { get }
+    var trackCount: Int { get }
+}
+
+/// An album with counts.
+public protocol LibraryAlbumRecord: Sendable {
+    var title: String { get }
+    var albumArtist: String { get }
+    var year: Int? { get }
+    var trackCount: Int { get }
+    /// Seconds.
+    var totalDuration: Double { get }
+    var artUrl: String? { get }
+}
+
+/// One indexed track.
+public protocol LibraryTrackRecord: Sendable {
+    var path: String { get }
+    var uri: String { get }
+    var title: String { get }
+    var artist: String { get }
+    var album: String { get }
+    var albumArtist: String { get }
+    var genre: String? { get }
+    var year: Int? { get }
+    var trackNumber: Int? { get }
+    var discNumber: Int? { get }
+    /// Seconds.
+    var duration: Double { get }
+    var artUrl: String? { get }
+}
+
+/// A file or folder that could not be indexed, and why.
+public protocol LibraryProblemRecord: Sendable {
+    var path: String { get }
+    var reason: String { get }
+}
+
+/// A library event, as far as the bus hears of it.
+public protocol LibraryEventRecord: Sendable {
+    /// The scan signal this event is, if any.
+    var scanSignal: LibraryScanSignal? { get }
+}
+
+/// The org.tonearm.Library1 scan signals.
+public enum LibraryScanSignal: Sendable, Equatable {
+    /// `done` of `total` files read.
+    case progress(done: Int, total: Int)
+    /// A scan ended, with what it did.
+    case finished(added: Int, updated: Int, removed: Int, failed: Int)
+}
+
+/// Received shares as org.tonearm.Shares1 sees them.
+public protocol SharesAPI: Sendable {
+    associatedtype Event: ShareEventRecord
+
+    /// The watched inbox folders.
+    var inboxes: [URL] { get }
+    /// Every import and export, in order; consumed by one task.
+    var events: AsyncStream<Event> { get }
+    /// Starts exporting the file at `uri` into `folder` in `mode`; returns the export's id.
+    func export(uri: String, folder: String, mode: String) async throws -> String
+    /// Stops a running export; false when there is none with that id.
+    func cancelExport(_ id: String) -> Bool
+    /// A sender says the transfer of the file at `path` is complete.
+    func senderFinished(_ path: String)
+}
+
+/// A shares event, as the bus hears of it.
+public protocol ShareEventRecord: Sendable {
+    /// The Shares1 signal this event is.
+    var shareSignal: ShareSignal { get }
+}
+
+/// The org.tonearm.Shares1 signals.
+public enum ShareSignal: Sendable, Equatable {
+    /// A file was accepted: where it now is, and what it holds.
+    case received(uri: String, metadata: TrackMetadata)
+    /// A file was refused: where it now is, and why.
+    case rejected(path: String, reason: String)
+    /// An export made progress (0…1).
+    case exportProgress(id: String, fraction: Double)
+    /// An export ended: where the file now is, or why there is none.
+    case exportFinished(id: String, path: String?, error: TonearmError?)
+}

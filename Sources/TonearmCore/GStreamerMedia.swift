@@ -1,0 +1,92 @@
+import Foundation
+import Playback
+
+/// `MediaOperations` backed by GStreamer (the Playback module): the one the daemon hands to plugins.
+public struct GStreamerMedia: MediaOperations {
+    /// The GStreamer-backed operations (GStreamer is set up on first use).
+    public init() {}
+
+    public func probe(uri: String, timeout: Duration) throws(MediaError) -> ProbedMedia {
+        do {
+            let probed = try MediaProbe.probe(uri: uri, timeout: timeout)
+            return ProbedMedia(duration: probed.duration, tags: MediaTags(probed.tags))
+        } catch {
+            throw MediaError(error, uri: uri)
+        }
+    }
+
+    public func decodedLength(uri: String, timeout: Duration) throws(MediaError) -> Int64 {
+        do { return try DecodeCheck.decodedLength(uri: uri, timeout: timeout) } catch { throw MediaError(error) }
+    }
+
+    public func typefind(path: String) -> String? {
+        MediaExport.typefind(path)
+    }
+
+    public func passthroughPlan(file path: String) throws(MediaError) -> ExportPlan {
+        do {
+            let plan = try MediaExport.passthroughPlan(file: path)
+            return ExportPlan(fileExtension: plan.fileExtension, recipe: plan.chain)
+        } catch {
+            throw MediaError(error)
+        }
+    }
+
+    public func export(source: String, destination: String, mode: ExportMode, plan: ExportPlan?, cancellation: ExportCancellation,
+                       progress: (Double) -> Void) throws(MediaError) {
+        let engineMode: MediaExport.Mode
+        switch mode {
+        case .passthrough: engineMode = .passthrough
+        // The two enums list the same formats by the same names.
+        case .transcode(let format): engineMode = .transcode(MediaExport.Format(rawValue: format.rawValue)!)
+        }
+        do {
+            try MediaExport.run(source: source, destination: destination, mode: engineMode,
+                                plan: plan.map { MediaExport.Plan(chain: $0.recipe, fileExtension: $0.fileExtension) },
+                                isCancelled: { cancellation.isCancelled }, progress: progress)
+        } catch {
+            throw MediaError(error)
+        }
+    }
+
+    public func supportedMimeTypes() -> [String] {
+        MediaSupport.supportedMimeTypes()
+    }
+
+    public func hasElement(_ name: String) -> Bool {
+        MediaSupport.hasElement(name)
+    }
+}
+
+extension MediaError {
+    /// The same error in Core's terms.
+    init(_ error: PlaybackError) {
+        self.init(domain: error.domain, code: error.code, message: error.message, debug: error.debug)
+    }
+
+    /// A `PlaybackError` as it is; anything else as a core error about `uri`.
+    init(_ error: any Error, uri: String) {
+        if let error = error as? PlaybackError {
+            self.init(error)
+        } else {
+            self.init(domain: "core", code: 0, message: "\(error)", debug: uri)
+        }
+    }
+}
+
+extension MediaTags {
+    /// The same tags in Core's terms.
+    init(_ tags: StreamTags) {
+        self.init()
+        title = tags.title
+        artists = tags.artists
+        album = tags.album
+        albumArtists = tags.albumArtists
+        trackNumber = tags.trackNumber
+        discNumber = tags.discNumber
+        genres = tags.genres
+        date = tags.date
+        comment = tags.comment
+        image = tags.image
+    }
+}

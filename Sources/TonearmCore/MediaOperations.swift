@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+
+/// The media operations a plugin may use without seeing the pipeline: probe, decode check, typefind, export, and
+/// what this machine can decode. The daemon hands plugins an implementation (`GStreamerMedia`); the blocking
+/// ones are to be run off the cooperative pool.
+public protocol MediaOperations: Sendable {
+    /// Length and tags of `uri` without playing it; throws `MediaError` when it cannot be read, is corrupt, has no
+    /// audio stream, or takes longer than `timeout`. Blocking.
+    func probe(uri: String, timeout: Duration) throws(MediaError) -> ProbedMedia
+    /// Decodes all of `uri` as fast as it goes (a truncated file stops short or fails) and returns the length
+    /// decoded, in ns. Blocking.
+    func decodedLength(uri: String, timeout: Duration) throws(MediaError) -> Int64
+    /// The media type the typefinders give the first bytes of the file at `path` ("audio/midi"), if any.
+    func typefind(path: String) -> String?
+    /// How a passthrough export of the file at `path` would be written (its extension), or why it cannot be.
+    /// Blocking.
+    func passthroughPlan(file path: String) throws(MediaError) -> ExportPlan
+    /// Writes the file at `source` to `destination` in `mode`; `progress` gets 0…1 now and then, on this thread.
+    /// `plan`: the passthrough plan when already made. On failure or cancellation `destination` may hold a partial
+    /// file. Blocking.
+    func export(source: String, destination: String, mode: ExportMode, plan: ExportPlan?, cancellation: ExportCancellation,
+                progress: (Double) -> Void) throws(MediaError)
+    /// The MIME types this machine can decode, sorted.
+    func supportedMimeTypes() -> [String]
+    /// Whether the media framework here has an element named `name` ("fluiddec").
+    func hasElement(_ name: String) -> Bool
+}
+
+/// Why a media operation failed, as the media framework put it.
+///
+/// `domain` is "stream", "resource", "core" or "library"; `code` is the framework's code within it (resource 3 = not
+/// found, stream 4 = could not determine type, stream 7 = decoding failed).
+public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The error domain: "stream", "resource", "core" or "library".
+    public var domain: String
+    /// The code within `domain`.
+    public var code: Int
+    /// A sentence a person can read.
+    public var message: String
+    /// Detail for logs (a URI, the framework's debug text).
+    public var debug: String?
+
+    /// An error with these fields.
+    public init(domain: String, code: Int, message: String, debug: String? = nil) {
+        self.domain = domain
+        self.code = code
+        self.message = message
+        self.debug = debug
+    }
+
+    /// "domain error code: message".
+    public var description: String { "\(domain) error \(code): \(message)" }
+}
+
+/// What a probe read: the length and the tags.
+public struct ProbedMedia: Sendable, Equatable {
+    /// Length in ns; nil when the file does not tell.
+    public var duration: Int64?
+    /// The tags found in the stream.
+    public var tags: MediaTags
+
+    /// A probe result with these fields.
+    public init(duration: Int64?, tags: MediaTags) {
+        self.duration = duration
+        self.tags = tags
+    }
+}
+
+/// Tags read from a media file.
+public struct MediaTags: Sendable, Equatable {
+    /// The title, if tagged.
+    public var title: String?
+    /// Track artists.
+    public var artists: [String] = []
+    /// The album, if tagged.
+    public var album: String?
+    /// Album artists.
+    public var albumArtists: [String] = []
+    /// The track number, if tagged.
+    public var trackNumber: Int?
+    /// The disc number, if tagged.
+    public var discNumber: Int?
+    /// Genres.
+    public var genres: [String] = []
+    /// "YYYY", "YYYY-MM-DD" or an ISO 8601 date-time, as the file gave it.
+    public var date: String?
+    /// A comment, if tagged.
+    public var comment: String?
+    /// The encoded cover picture.
+    public var image: [UInt8]?
+
+    /// No tags.
+    public init() {}
+}
+
+/// What an export writes.
+public enum ExportMode: Sendable, Equatable, CustomStringConvertible {
+    /// The stream as it is, in the container that fits it.
+    case passthrough
+    /// Re-encoded to a format.
+    case transcode(ExportFormat)
+
+    /// "passthrough" or the format's name.
+    public var description: String {
+        switch self {
+        case .passthrough: "passthrough"
+        case .transcode(let f): f.rawValue
+        }
+    }
+}
+
+/// Transcode targets, by file extension.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    case m4a, ogg, opus, flac, mp3
+}
+
+/// How a passthrough export is written: the file extension, and the implementation's own recipe.
+public struct ExportPlan: Sendable, Equatable {
+    /// The extension of the written file ("mp3", "m4a", "wav"…).
+    public var fileExtension: String
+    /// How the implementation writes it (for GStreamer: the elements after parsebin).
+    public var recipe: String
+
+    /// A plan with these fields.
+    public init(fileExtension: String, recipe: String) {
+        self.fileExtension = fileExtension
+        self.recipe = recipe
+    }
+}
+
+/// Something that says stop to a running export: set it from any thread.
+public final class ExportCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    /// Not cancelled.
+    public init() {}
+
+    /// Asks the export to stop.
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+
+    /// Whether `cancel` was called.
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}
+
+extension TrackMetadata {
+    /// Fills fields from a file's tags, keeping what the tags do not say.
+    public func merging(_ tags: MediaTags, artCache: ArtCache) -> TrackMetadata {
+        var out = self
+        if let t = tags.title, !t.isEmpty { out.title = t }
+        if !tags.artists.isEmpty { out.artists = tags.artists }
+        if let a = tags.album, !a.isEmpty { out.album = a }
+        if !tags.albumArtists.isEmpty { out.albumArtists = tags.albumArtists }
+        if let n = tags.trackNumber { out.trackNumber = n }
+        if let n = tags.discNumber { out.discNumber = n }
+        if !tags.genres.isEmpty { out.genres = tags.genres }
+        if let image = tags.image, !image.isEmpty, let art = try? artCache.store(image) {
+            out.artUrl = art.absoluteString
+        }
+        return out
+    }
+}
