@@ -41,6 +41,8 @@ public actor Player {
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
     var tickTask: Task<Void, Never>?
+    /// Set by `shutdown`: nothing is saved or announced after it.
+    var isShutDown = false
 
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
     let handover = HandoverSnapshot()
@@ -96,7 +98,9 @@ public actor Player {
 
     /// Saves, stops the engine and ends the player's own tasks; the daemon calls this before exiting.
     public func shutdown() {
+        guard !isShutDown else { return }
         save()
+        isShutDown = true
         engine.shutdown()
         for task in tasks { task.cancel() }
         tickTask?.cancel()

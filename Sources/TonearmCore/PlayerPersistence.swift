@@ -49,7 +49,7 @@ extension Player {
 
     /// Writes the state file now (also used at shutdown).
     public func save() {
-        guard let stateStore else { return }
+        guard let stateStore, !isShutDown else { return }
         let state = persistedState()
         do {
             try stateStore.save(state)
@@ -76,7 +76,7 @@ extension Player {
     /// Every second while playing: only the position file when nothing else changed since the last save (comparing
     /// an unchanged queue is cheap: its storage is shared), else the whole state.
     func saveIfPlaying() {
-        guard status == .playing, let stateStore else { return }
+        guard status == .playing, let stateStore, !isShutDown else { return }
         let state = persistedState()
         guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
             save()
