@@ -133,7 +133,9 @@ import Testing
         let d = try Daemon()
         let folder = try Self.midiFolder(d)
         let first = folder.appendingPathComponent("first.mid")
-        try SMFBytes(format: 0, division: 96, tracks: [Ev.name("First") + Ev.notes(4, ticks: 96) + Ev.end()]).write(to: first)
+        // Long enough that it is still playing when the test spoils the next file, however loaded the machine; the
+        // test then moves on with Next (a spoiled file reached by a gapless hand-over is PlaybackEngineTests' part).
+        try SMFBytes(format: 0, division: 96, tracks: [Ev.name("First") + Ev.notes(120, ticks: 96) + Ev.end()]).write(to: first)
         let truncated = folder.appendingPathComponent("truncated.mid")
         var bytes = SMFBytes(format: 1, division: 96, tracks: [Ev.notes(4, ticks: 96) + Ev.end(), Ev.notes(4, ticks: 96) + Ev.end()]).bytes
         bytes.removeLast(10)
@@ -153,6 +155,8 @@ import Testing
         #expect(refused.contains { $0.0 == wav.absoluteString && $0.1.contains("not a Standard MIDI File: header chunk is 'RIFF'") }, "\(refused)")
         #expect(try await d.tracks().count == 3)
         try Data([0x4D, 0x54, 0x68, 0x64, 0, 0, 0, 6, 0, 0, 0, 1, 0, 96, 0x4D, 0x54, 0x72, 0x6B, 0, 0, 0x40, 0]).write(to: spoiled)
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "First", "the first file still plays")
+        _ = try await d.call(Daemon.player, "Next")
         try await d.waitFor("the spoiled one fails while queued", timeout: .seconds(30)) { failures.named("TrackFailed").count >= 3 }
         try await d.waitFor("the last one plays", timeout: .seconds(30)) {
             try await d.metadata()["xesam:title"]?.stringValue == "Last"
