@@ -20,8 +20,8 @@ enum Reliability {
             .appendingPathComponent(".build/reliability")
     }
 
-    /// Writes one part's section (Markdown) for scripts/reliability to gather into RELIABILITY.md.
-    static func report(_ part: Int, _ title: String, tried: [String], held: [String], figures: [(String, String)]) {
+    /// Writes one part's section (Markdown) for scripts/reliability to gather into RELIABILITY.md (`seed`: the part's own, if it has one).
+    static func report(_ part: Int, _ title: String, seed: UInt64 = Reliability.seed, tried: [String], held: [String], figures: [(String, String)]) {
         var lines = ["## \(part). \(title)", "", "Size: \(full ? "full" : "reduced (the everyday test command)"); seed \(seed).", "", "What was tried:", ""]
         lines += tried.map { "- " + $0 }
         lines += ["", "What held:", ""]
