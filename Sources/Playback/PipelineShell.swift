@@ -144,10 +144,12 @@ final class PipelineShell: Sendable {
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
     private func apply(_ input: PlaybackMachine.Input) -> Bool {
         let step = machine.withLock { $0.handle(input) }
+        var accepted = step.accepted
         for effect in step.effects {
-            if let answer = perform(effect) { _ = apply(answer) }
+            // A command is taken only if what it asked of GStreamer was (a seek it refused is not).
+            if let answer = perform(effect) { accepted = apply(answer) && accepted }
         }
-        return step.accepted
+        return accepted
     }
 
     private func perform(_ effect: PlaybackMachine.Effect) -> PlaybackMachine.Input? {
@@ -174,6 +176,7 @@ final class PipelineShell: Sendable {
             let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
             let ok = gst_element_seek(playbin, rate, GST_FORMAT_TIME, flags,
                                       GST_SEEK_TYPE_SET, gint64(position), GST_SEEK_TYPE_NONE, -1) != 0
+            if !ok { logger.info("GStreamer refused the seek to \(position) ns (rate \(rate))") }
             return .seekIssued(ok)
         case .emit(let event):
             continuation.yield(event)

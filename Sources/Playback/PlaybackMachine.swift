@@ -200,7 +200,7 @@ public struct PlaybackMachine: Sendable {
         case .resetDone:
             acceptsHandOver = true
             return Step()
-        case .seekIssued(let ok): return Step(effects: seekIssued(ok))
+        case .seekIssued(let ok): return Step(effects: seekIssued(ok), accepted: ok)
         case .marker(let gen, let stopped):
             busGeneration = gen
             guard stopped, gen == generation else { return Step() }

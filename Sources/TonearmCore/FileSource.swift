@@ -34,7 +34,8 @@ public struct FileSource: SourcePlugin {
 
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
         let uri = metadata.url
-        let probed = try? await FileSource.probeQueue.run { try MediaProbe.probe(uri: uri) }
+        // In the background: a loaded machine may take long, and nothing waits for it.
+        let probed = try? await FileSource.probeQueue.run { try MediaProbe.probe(uri: uri, timeout: .seconds(30)) }
         guard let probed else { return metadata }
         var out = metadata.merging(probed.tags, artCache: artCache)
         if let ns = probed.duration, ns > 0 { out.length = ns / 1000 }

@@ -73,7 +73,8 @@ import Testing
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(first), .int64(30_000_000)])
         _ = try await d.call(Daemon.player, "Pause")
         _ = try await d.call(Daemon.player, "Seek", [.int64(-10_000_000)])
-        #expect(try await d.position() == 20_000_000)
+        let after = try await d.position()
+        #expect(after == 20_000_000, "Position after the burst: \(after)\n\(d.log.suffix(2000))")
         try await Self.expectFrozen(d, near: 20_000_000, "after the burst")
         _ = try await d.call(Daemon.player, "Next")
         try await d.waitFor("second track, paused") { try await d.trackID() != first }
