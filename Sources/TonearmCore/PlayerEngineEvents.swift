@@ -10,6 +10,12 @@ extension Player {
             let id = TrackID(serial: item.token)
             // The engine's own item: a start from an item replaced since (Play, then Next at once) is stale.
             guard loaded == id else { return }
+            guard queue.contains(id) else {
+                // Removed from the queue after it was handed over: go on as if it had ended.
+                logger.info("\(item) was removed while it was being handed over; going on")
+                if let next = playable(after: queue.currentID, automatic: true) { load(next, paused: status == .paused) } else { halt() }
+                return
+            }
             handover.started(item.token)
             let repeated = heard == id
             heard = id

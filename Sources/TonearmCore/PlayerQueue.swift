@@ -224,7 +224,7 @@ extension Player {
             guard id != current, seen.insert(id).inserted else { break }
             cursor = id
         }
-        handover.set(current: current?.serial, upcoming: upcoming)
+        if handover.set(current: current?.serial, upcoming: upcoming) { engine.cancelHandOver() }
     }
 
     /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).
