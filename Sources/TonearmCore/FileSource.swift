@@ -56,10 +56,3 @@ public struct FileSource: SourcePlugin {
     /// Content checks for OpenUri: short, and never behind the probes.
     static let checkQueue = DispatchQueue(label: "tonearm.check", attributes: .concurrent)
 }
-
-extension TrackMetadata {
-    /// Fills fields from stream tags, keeping what the tags do not say.
-    public func merging(_ tags: StreamTags, artCache: ArtCache) -> TrackMetadata {
-        merging(MediaTags(tags), artCache: artCache)
-    }
-}

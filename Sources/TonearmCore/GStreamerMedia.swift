@@ -9,14 +9,14 @@ public struct GStreamerMedia: MediaOperations {
     public func probe(uri: String, timeout: Duration) throws(MediaError) -> ProbedMedia {
         do {
             let probed = try MediaProbe.probe(uri: uri, timeout: timeout)
-            return ProbedMedia(duration: probed.duration, tags: MediaTags(probed.tags))
+            return ProbedMedia(duration: probed.duration, tags: probed.tags)
         } catch {
             throw MediaError(error, uri: uri)
         }
     }
 
     public func decodedLength(uri: String, timeout: Duration) throws(MediaError) -> Int64 {
-        do { return try DecodeCheck.decodedLength(uri: uri, timeout: timeout) } catch { throw MediaError(error) }
+        do { return try DecodeCheck.decodedLength(uri: uri, timeout: timeout) } catch { throw error }
     }
 
     public func typefind(path: String) -> String? {
@@ -28,7 +28,7 @@ public struct GStreamerMedia: MediaOperations {
             let plan = try MediaExport.passthroughPlan(file: path)
             return ExportPlan(fileExtension: plan.fileExtension, recipe: plan.chain)
         } catch {
-            throw MediaError(error)
+            throw error
         }
     }
 
@@ -45,7 +45,7 @@ public struct GStreamerMedia: MediaOperations {
                                 plan: plan.map { MediaExport.Plan(chain: $0.recipe, fileExtension: $0.fileExtension) },
                                 isCancelled: { cancellation.isCancelled }, progress: progress)
         } catch {
-            throw MediaError(error)
+            throw error
         }
     }
 
@@ -59,34 +59,12 @@ public struct GStreamerMedia: MediaOperations {
 }
 
 extension MediaError {
-    /// The same error in Core's terms.
-    init(_ error: PlaybackError) {
-        self.init(domain: error.domain, code: error.code, message: error.message, debug: error.debug)
-    }
-
     /// A `PlaybackError` as it is; anything else as a core error about `uri`.
     init(_ error: any Error, uri: String) {
         if let error = error as? PlaybackError {
-            self.init(error)
+            self = error
         } else {
             self.init(domain: "core", code: 0, message: "\(error)", debug: uri)
         }
-    }
-}
-
-extension MediaTags {
-    /// The same tags in Core's terms.
-    init(_ tags: StreamTags) {
-        self.init()
-        title = tags.title
-        artists = tags.artists
-        album = tags.album
-        albumArtists = tags.albumArtists
-        trackNumber = tags.trackNumber
-        discNumber = tags.discNumber
-        genres = tags.genres
-        date = tags.date
-        comment = tags.comment
-        image = tags.image
     }
 }

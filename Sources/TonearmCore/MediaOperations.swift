@@ -1,4 +1,5 @@
 import Foundation
+import Playback
 import Synchronization
 
 /// The media operations a plugin may use without seeing the pipeline: probe, decode check, typefind, export, and
@@ -27,31 +28,10 @@ public protocol MediaOperations: Sendable {
     func hasElement(_ name: String) -> Bool
 }
 
-/// Why a media operation failed, as the media framework put it.
-///
-/// `domain` is "stream", "resource", "core" or "library"; `code` is the framework's code within it (resource 3 = not
-/// found, stream 4 = could not determine type, stream 7 = decoding failed).
-public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The error domain: "stream", "resource", "core" or "library".
-    public var domain: String
-    /// The code within `domain`.
-    public var code: Int
-    /// A sentence a person can read.
-    public var message: String
-    /// Detail for logs (a URI, the framework's debug text).
-    public var debug: String?
-
-    /// An error with these fields.
-    public init(domain: String, code: Int, message: String, debug: String? = nil) {
-        self.domain = domain
-        self.code = code
-        self.message = message
-        self.debug = debug
-    }
-
-    /// "domain error code: message".
-    public var description: String { "\(domain) error \(code): \(message)" }
-}
+/// Why a media operation failed, as the media framework put it: `domain` ("stream", "resource", "core" or "library")
+/// and the framework's `code` within it (resource 3 = not found, stream 4 = could not determine type). The same value
+/// the engine reports, named here so plugins need not import Playback.
+public typealias MediaError = PlaybackError
 
 /// What a probe read: the length and the tags.
 public struct ProbedMedia: Sendable, Equatable {
@@ -67,32 +47,8 @@ public struct ProbedMedia: Sendable, Equatable {
     }
 }
 
-/// Tags read from a media file.
-public struct MediaTags: Sendable, Equatable {
-    /// The title, if tagged.
-    public var title: String?
-    /// Track artists.
-    public var artists: [String] = []
-    /// The album, if tagged.
-    public var album: String?
-    /// Album artists.
-    public var albumArtists: [String] = []
-    /// The track number, if tagged.
-    public var trackNumber: Int?
-    /// The disc number, if tagged.
-    public var discNumber: Int?
-    /// Genres.
-    public var genres: [String] = []
-    /// "YYYY", "YYYY-MM-DD" or an ISO 8601 date-time, as the file gave it.
-    public var date: String?
-    /// A comment, if tagged.
-    public var comment: String?
-    /// The encoded cover picture.
-    public var image: [UInt8]?
-
-    /// No tags.
-    public init() {}
-}
+/// Tags read from a media file (the same value the engine reports for a stream).
+public typealias MediaTags = StreamTags
 
 /// What an export writes.
 public enum ExportMode: Sendable, Equatable, CustomStringConvertible {

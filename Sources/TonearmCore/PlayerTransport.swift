@@ -40,12 +40,13 @@ extension Player {
     /// MPRIS Next: the following track. With CanGoNext false (the end, not looping) it has no effect, as the spec
     /// asks; the queue stops by itself when the last track ends.
     public func next() {
-        guard let target = playable(after: queue.currentID, automatic: false) else { return }
+        guard makeSnapshot().canGoNext, let target = playable(after: queue.currentID, automatic: false) else { return }
         switchTo(target, keepingStatus: true)
     }
 
     /// MPRIS Previous; with CanGoPrevious false it has no effect.
     public func previous() {
+        guard makeSnapshot().canGoPrevious else { return }
         var candidate = queue.previous(before: queue.currentID)
         var seen: Set<TrackID> = []
         while let c = candidate, failed.contains(c), seen.insert(c).inserted {

@@ -89,6 +89,17 @@ import Testing
         #expect(await player.snapshot.current?.id == ids[0])
     }
 
+    @Test func withNoCurrentTrackNextAndPreviousChangeNothing() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[1])
+        try await player.remove(ids[1])  // the current one, the last: nothing is current now
+        let before = await player.snapshot
+        #expect(before.current == nil && !before.canGoNext && !before.canGoPrevious)
+        await player.next()
+        await player.previous()
+        #expect(await player.snapshot == before)
+    }
+
     @Test func theEndOfATrackPlaysTheNextAndTheEndOfTheQueueStops() async throws {
         let ids = try await queue("a.ogg", "b.ogg")
         await player.goTo(ids[0])
