@@ -73,9 +73,6 @@ public final class PlaybackEngine: Sendable {
     @discardableResult
     public func seek(to nanoseconds: Int64) -> Bool { shell.send(.seek(nanoseconds, now: .now)) }
 
-    /// Undoes a gapless hand-over already made (the queue changed since): the current item is re-opened where it is.
-    public func cancelHandOver() { shell.send(.cancelHandOver(position: shell.position, now: .now)) }
-
     /// Playback rate (clamped to 0.25…4), applied by a seek at the current position; kept
     /// for the next loads.
     @discardableResult

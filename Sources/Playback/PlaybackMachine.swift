@@ -25,9 +25,6 @@ public struct PlaybackMachine: Sendable {
         case seek(Int64, now: ContinuousClock.Instant)
         /// `position`: where the pipeline is now (ns), the point a rate change seeks to.
         case setRate(Double, position: Int64?, now: ContinuousClock.Instant)
-        /// What was handed over is no longer what comes next (the queue changed): re-open the current item at
-        /// `position` (ns), so about-to-finish asks again.
-        case cancelHandOver(position: Int64?, now: ContinuousClock.Instant)
         /// The `.reset` effect is done: the pipeline is READY with no streaming thread left.
         case resetDone
         /// The `.seek` effect returned (false: GStreamer refused it).
@@ -200,11 +197,6 @@ public struct PlaybackMachine: Sendable {
         case .stop: return Step(effects: stop())
         case .seek(let position, let now): return seek(to: position, now: now)
         case .setRate(let rate, let position, let now): return setRate(rate, position: position, now: now)
-        case .cancelHandOver(let position, let now):
-            guard !pending.isEmpty, let item, phase == .running else { return Step(accepted: false) }
-            let at = seekTarget ?? position ?? 0
-            return Step(effects: [.log("the queue changed after a hand-over: re-opening \(item) at \(at) ns")]
-                        + load(item, paused: status != .playing, at: at, reload: true, now: now))
         case .resetDone:
             acceptsHandOver = true
             return Step()

@@ -18,20 +18,12 @@ final class HandoverSnapshot: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Hand-overs already made survive while they are still what comes next (a queue edit that leaves the next item
-    /// alone). Returns true when one was made that no longer is: the engine must undo it.
-    @discardableResult
-    func set(current: UInt64?, upcoming: [PlaybackItem]) -> Bool {
+    /// Hand-overs already made within the new chain survive (a queue edit while one is under way).
+    func set(current: UInt64?, upcoming: [PlaybackItem]) {
         state.withLock { s in
             var new = State(current: current, upcoming: upcoming)
-            let next = upcoming.map(\.token)
-            // The current item may be one the player has not heard of yet: what was handed over after it must be the
-            // start of the new order (they are made in play order).
-            let ahead = s.handedOver.firstIndex(of: current ?? 0).map { Array(s.handedOver[($0 + 1)...]) } ?? s.handedOver
-            let valid = ahead.count <= next.count && Array(next.prefix(ahead.count)) == ahead
-            new.handedOver = valid ? ahead : []
+            new.handedOver = s.handedOver.filter { new.chain.contains($0) }
             s = new
-            return !valid
         }
     }
 

@@ -16,8 +16,6 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func stop()
     @discardableResult func seek(to nanoseconds: Int64) -> Bool
     @discardableResult func setRate(_ rate: Double) -> Bool
-    /// Undoes a gapless hand-over already made, when the queue no longer plays that item next.
-    func cancelHandOver()
     func setVolume(_ volume: Double)
     func shutdown()
 }

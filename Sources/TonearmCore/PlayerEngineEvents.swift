@@ -11,7 +11,9 @@ extension Player {
             // The engine's own item: a start from an item replaced since (Play, then Next at once) is stale.
             guard loaded == id else { return }
             guard queue.contains(id) else {
-                // Removed from the queue after it was handed over: go on as if it had ended.
+                // Removed from the queue after it was handed over: go on as if it had ended. (Undoing the hand-over
+                // instead would mean a READY while playbin sets up the next item's pads, which deadlocked GStreamer
+                // 1.22 in the endurance run.)
                 logger.info("\(item) was removed while it was being handed over; going on")
                 if let next = playable(after: queue.currentID, automatic: true) { load(next, paused: status == .paused) } else { halt() }
                 return

@@ -224,7 +224,7 @@ extension Player {
             guard id != current, seen.insert(id).inserted else { break }
             cursor = id
         }
-        if handover.set(current: current?.serial, upcoming: upcoming) { engine.cancelHandOver() }
+        handover.set(current: current?.serial, upcoming: upcoming)
     }
 
     /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).

@@ -250,25 +250,6 @@ import Testing
 
     // MARK: Hand-over
 
-    @Test("a hand-over the queue no longer wants is undone by re-opening the current item where it is")
-    func cancelHandOver() {
-        var r = Rig()
-        r.play(Self.a)
-        let none = r.send(.cancelHandOver(position: 50 * Self.s, now: r.t0))
-        #expect(!none, "nothing to undo")
-        let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
-        _ = r.takeEffects()
-        let undone = r.send(.cancelHandOver(position: 59 * Self.s, now: r.t0))
-        #expect(undone)
-        #expect(r.effects.contains(.setURI(Self.a.uri)))
-        #expect(r.machine.pending.isEmpty)
-        #expect(r.machine.snapshot.positionOverride == 59 * Self.s)
-        r.deliverMarkers()
-        r.send(.streamStart(group: 5, duration: nil, seekable: true))
-        #expect(r.started.isEmpty, "the same item, re-opened: no new start")
-    }
-
     @Test("no hand-over while a seek is decided or a load replaces the item")
     func noHandOverDuringSeekOrLoad() {
         var r = Rig()

@@ -46,7 +46,6 @@ final class MachineEngine: PlaybackControl, Sendable {
     func seek(to nanoseconds: Int64) -> Bool { send(.seek(nanoseconds, now: .now), "seek \(nanoseconds)") }
     func setRate(_ rate: Double) -> Bool { send(.setRate(rate, position: reportedPosition, now: .now), "rate \(rate)") }
     func setVolume(_ volume: Double) { state.withLock { $0.volume = volume } }
-    func cancelHandOver() { send(.cancelHandOver(position: reportedPosition, now: .now), "cancel hand-over") }
     func shutdown() { continuation.finish() }
 
     // MARK: The fake pipeline
