@@ -29,6 +29,9 @@ import Testing
         try await d.playerctl("previous")
         try await d.waitFor("alpha") { try await d.playerctl("metadata", "--format", "{{title}}") == "alpha" }
 
+        // Paused, so the position stays where each command puts it however long a loaded machine takes between them.
+        try await d.playerctl("pause")
+        try await d.waitFor("paused for the seeks") { try await d.playerctl("status") == "Paused" }
         try await d.playerctl("position", "5")
         try await d.waitFor("position 5") { (try await Double(d.playerctl("position")) ?? 0) >= 4.9 }
         try await d.playerctl("position", "2-")
@@ -38,6 +41,8 @@ import Testing
         }
         try await d.playerctl("position", "1+")
         try await d.waitFor("position +1") { (try await Double(d.playerctl("position")) ?? 0) >= 3.9 }
+        try await d.playerctl("play")
+        try await d.waitFor("playing after the seeks") { try await d.playerctl("status") == "Playing" }
 
         try await d.playerctl("volume", "0.5")
         try await d.waitFor("volume") { try await d.playerctl("volume") == "0.500000" }
