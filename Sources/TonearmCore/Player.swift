@@ -135,7 +135,12 @@ public actor Player {
     public nonisolated func positionNow() -> Int64 { engine.reportedPosition / 1000 }
 
     func makeSnapshot() -> PlayerSnapshot {
+        // The two fields used below are read out at once: Swift 6.3.1's optimizer (CopyPropagation) crashed on this
+        // function in release builds ("Found outside of lifetime use!") when the whole snapshot was kept alive
+        // across the queue reads.
         let playback = engine.snapshot
+        let loadedToken = playback.item?.token
+        let pipelineSeeks = playback.canSeek
         var s = PlayerSnapshot()
         s.status = status
         s.loop = queue.loop
@@ -148,8 +153,8 @@ public actor Player {
         s.canGoPrevious = hasCurrent && queue.previous(before: queue.currentID) != nil
         s.canPlay = hasCurrent
         s.canPause = hasCurrent
-        let isLoaded = hasCurrent && playback.item != nil && playback.item?.token == queue.currentID?.serial
-        s.canSeek = isLoaded && (playback.canSeek || queue.current.map(Self.knownSeekable) == true)
+        let isLoaded = hasCurrent && loadedToken != nil && loadedToken == queue.currentID?.serial
+        s.canSeek = isLoaded && (pipelineSeeks || queue.current.map(Self.knownSeekable) == true)
         s.trackIDs = queue.ids
         return s
     }
