@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Logging
+import Synchronization
 import TonearmCore
 
 /// Tonearm's face on the bus: exports the MPRIS and org.tonearm interfaces over the player and the plugins' Swift
@@ -17,6 +18,8 @@ public final class MPRISService: Sendable {
     /// before `run` loses no event.
     let forwarders: [@Sendable () async -> [Task<Void, Never>]]
     let logger: Logger
+    /// The diff state of PropertiesChanged; touched only from the player's actor (see `deliverEvents`).
+    let forwarder: EventForwarder
 
     /// `media`: what MediaPlayer2 reports as playable. `library` and `shares`: the plugins behind Library1 and
     /// Shares1 (not exported when nil). `browsables`: every source with folders, behind Browser1. `quit`: what
@@ -45,6 +48,11 @@ public final class MPRISService: Sendable {
             forwarders.append(Self.sharesForwarder(shares, on: connection))
         }
         self.forwarders = forwarders
+        // Player events reach the bus from the player's actor, as they happen: a command's signal is queued before its
+        // reply, with no hop to another task (measured: PlayPause → PropertiesChanged and Seek → Seeked).
+        let forwarder = EventForwarder(connection: connection)
+        self.forwarder = forwarder
+        player.deliverEvents { event in forwarder.forward(event) }
         // At debug level (tonearmd --verbose) every call is logged with its sender.
         if logger.logLevel <= .debug { handlers = handlers.map { LoggedInterface(inner: $0, logger: logger) } }
         connection.export(path: Self.objectPath, handlers: handlers)
@@ -71,53 +79,72 @@ public final class MPRISService: Sendable {
         }
     }
 
-    /// Forwards player events to the bus until the player shuts down or the calling task is cancelled.
+    /// Forwards plugin events to the bus, and returns when the player shuts down or the calling task is cancelled;
+    /// player events are forwarded from `init` on (on the player's actor) until then.
     public func run() async {
         var forwarding: [Task<Void, Never>] = []
         for start in forwarders { forwarding += await start() }
-        defer { for task in forwarding { task.cancel() } }
-        var sent: [String: DBusValue] = [:]
-        var sentTracks: [TrackID]?
-        let path = Self.objectPath
-        for await event in player.events {
-            switch event {
-            case .changed(let snapshot):
-                let now = PlayerInterface.properties(snapshot)
-                let changed = now.filter { sent[$0.key] != $0.value }
-                sent = now
-                if !changed.isEmpty {
-                    connection.emitPropertiesChanged(path: path, interface: Self.playerInterface, changed: changed)
-                }
-                if sentTracks != snapshot.trackIDs {
-                    if sentTracks != nil {
-                        connection.emitPropertiesChanged(path: path, interface: Self.trackListInterface, changed: [:], invalidated: ["Tracks"])
-                    }
-                    sentTracks = snapshot.trackIDs
-                }
-            case .seeked(let position):
-                connection.emitSignal(path: path, interface: Self.playerInterface, member: "Seeked", arguments: [.int64(position)])
-            case .tick(let id, let position, let length):
-                connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "Tick",
-                                      arguments: [.objectPath(id.path), .int64(position), .int64(length)])
-            case .trackListReplaced(let ids, let current):
-                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackListReplaced",
-                                      arguments: [.objectPathArray(ids.map(\.path)), .objectPath((current ?? .noTrack).path)])
-            case .trackAdded(let track, let after):
-                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackAdded",
-                                      arguments: [MetadataEncoding.encode(track), .objectPath((after ?? .noTrack).path)])
-            case .trackRemoved(let id):
-                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackRemoved",
-                                      arguments: [.objectPath(id.path)])
-            case .trackMetadataChanged(let track):
-                connection.emitSignal(path: path, interface: Self.trackListInterface, member: "TrackMetadataChanged",
-                                      arguments: [.objectPath(track.id.path), MetadataEncoding.encode(track)])
-            case .trackFailed(let id, let uri, let error):
-                connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "TrackFailed",
-                                      arguments: [.objectPath(id.path), .string(uri), .string(error.name), .string(error.message)])
-            case .tickIntervalChanged(let interval):
-                connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
-                                                 changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
+        defer {
+            for task in forwarding { task.cancel() }
+            player.deliverEvents(to: nil)
+        }
+        // Quiet while the forwarder takes the events; it ends when the player shuts down (or this task is cancelled).
+        for await event in player.events { forwarder.forward(event) }
+    }
+}
+
+/// Turns player events into signals and PropertiesChanged.
+final class EventForwarder: Sendable {
+    let connection: DBusConnection
+    private struct Sent {
+        var properties: [String: DBusValue] = [:]
+        var tracks: [TrackID]?
+    }
+    private let sent = Mutex(Sent())
+
+    init(connection: DBusConnection) { self.connection = connection }
+
+    func forward(_ event: PlayerEvent) {
+        let path = MPRISService.objectPath
+        switch event {
+        case .changed(let snapshot):
+            let now = PlayerInterface.properties(snapshot)
+            let (changed, tracksChanged) = sent.withLock { sent -> ([String: DBusValue], Bool) in
+                let changed = now.filter { sent.properties[$0.key] != $0.value }
+                sent.properties = now
+                let tracksChanged = sent.tracks != nil && sent.tracks != snapshot.trackIDs
+                sent.tracks = snapshot.trackIDs
+                return (changed, tracksChanged)
             }
+            if !changed.isEmpty {
+                connection.emitPropertiesChanged(path: path, interface: MPRISService.playerInterface, changed: changed)
+            }
+            if tracksChanged {
+                connection.emitPropertiesChanged(path: path, interface: MPRISService.trackListInterface, changed: [:], invalidated: ["Tracks"])
+            }
+        case .seeked(let position):
+            connection.emitSignal(path: path, interface: MPRISService.playerInterface, member: "Seeked", arguments: [.int64(position)])
+        case .tick(let id, let position, let length):
+            connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "Tick",
+                                  arguments: [.objectPath(id.path), .int64(position), .int64(length)])
+        case .trackListReplaced(let ids, let current):
+            connection.emitSignal(path: path, interface: MPRISService.trackListInterface, member: "TrackListReplaced",
+                                  arguments: [.objectPathArray(ids.map(\.path)), .objectPath((current ?? .noTrack).path)])
+        case .trackAdded(let track, let after):
+            connection.emitSignal(path: path, interface: MPRISService.trackListInterface, member: "TrackAdded",
+                                  arguments: [MetadataEncoding.encode(track), .objectPath((after ?? .noTrack).path)])
+        case .trackRemoved(let id):
+            connection.emitSignal(path: path, interface: MPRISService.trackListInterface, member: "TrackRemoved",
+                                  arguments: [.objectPath(id.path)])
+        case .trackMetadataChanged(let track):
+            connection.emitSignal(path: path, interface: MPRISService.trackListInterface, member: "TrackMetadataChanged",
+                                  arguments: [.objectPath(track.id.path), MetadataEncoding.encode(track)])
+        case .trackFailed(let id, let uri, let error):
+            connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "TrackFailed",
+                                  arguments: [.objectPath(id.path), .string(uri), .string(error.name), .string(error.message)])
+        case .tickIntervalChanged(let interval):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
         }
     }
 }

@@ -13,9 +13,9 @@ public actor Player {
     public static let minimumRate = 0.25
     public static let maximumRate = 4.0
 
-    /// Events for the bus face, in the order things happened.
+    /// Events for the bus face, in the order things happened (none while a handler takes them: `deliverEvents`).
     public nonisolated let events: AsyncStream<PlayerEvent>
-    let eventSink: AsyncStream<PlayerEvent>.Continuation
+    let eventSink: EventSink
 
     let engine: any PlaybackControl
     let plugins: [any SourcePlugin]
@@ -44,6 +44,24 @@ public actor Player {
     /// Set by `shutdown`: nothing is saved or announced after it.
     var isShutDown = false
 
+    /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
+    final class EventSink: Sendable {
+        let continuation: AsyncStream<PlayerEvent>.Continuation
+        let handler = Mutex<(@Sendable (PlayerEvent) -> Void)?>(nil)
+
+        init(_ continuation: AsyncStream<PlayerEvent>.Continuation) { self.continuation = continuation }
+
+        func yield(_ event: PlayerEvent) {
+            if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
+        }
+
+        /// Nothing is delivered after this.
+        func finish() {
+            handler.withLock { $0 = nil }
+            continuation.finish()
+        }
+    }
+
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
     let handover = HandoverSnapshot()
 
@@ -63,7 +81,17 @@ public actor Player {
         self.artCache = artCache
         self.tickInterval = tickInterval
         self.logger = logger
-        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        let (events, continuation) = AsyncStream.makeStream(of: PlayerEvent.self, bufferingPolicy: .unbounded)
+        self.events = events
+        eventSink = EventSink(continuation)
+    }
+
+    /// Hands every event to `handler` on the actor, as it happens, instead of to `events` (nil: back to `events`).
+    /// Set it before `start`, so no event is left in `events` before it. The handler must be quick and must not wait.
+    /// The bus face uses it: a PlayPause's PropertiesChanged or a Seek's Seeked is then queued for the bus from the
+    /// actor itself, before the call's reply, instead of after a hop to a task that reads `events`.
+    public nonisolated func deliverEvents(to handler: (@Sendable (PlayerEvent) -> Void)?) {
+        eventSink.handler.withLock { $0 = handler }
     }
 
     /// Starts listening to the engine; call once.
@@ -135,7 +163,12 @@ public actor Player {
     public nonisolated func positionNow() -> Int64 { engine.reportedPosition / 1000 }
 
     func makeSnapshot() -> PlayerSnapshot {
+        // The two fields used below are read out at once: Swift 6.3.1's optimizer (CopyPropagation) crashed on this
+        // function in release builds ("Found outside of lifetime use!") when the whole snapshot was kept alive
+        // across the queue reads.
         let playback = engine.snapshot
+        let loadedToken = playback.item?.token
+        let pipelineSeeks = playback.canSeek
         var s = PlayerSnapshot()
         s.status = status
         s.loop = queue.loop
@@ -148,8 +181,8 @@ public actor Player {
         s.canGoPrevious = hasCurrent && queue.previous(before: queue.currentID) != nil
         s.canPlay = hasCurrent
         s.canPause = hasCurrent
-        let isLoaded = hasCurrent && playback.item != nil && playback.item?.token == queue.currentID?.serial
-        s.canSeek = isLoaded && (playback.canSeek || queue.current.map(Self.knownSeekable) == true)
+        let isLoaded = hasCurrent && loadedToken != nil && loadedToken == queue.currentID?.serial
+        s.canSeek = isLoaded && (pipelineSeeks || queue.current.map(Self.knownSeekable) == true)
         s.trackIDs = queue.ids
         return s
     }
