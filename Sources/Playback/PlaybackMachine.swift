@@ -244,6 +244,9 @@ public struct PlaybackMachine: Sendable {
             guard let item, phase == .running || isPrerolling else { return [] }
             phase = .finished
             draining = nil
+            // The end with a hand-over still pending: the next item's source group may be broken (its error can
+            // come later, from an older generation); the next reset goes through NULL.
+            if !pending.isEmpty { dirty = true }
             pending = []
             return [.log("finished (EOS)"), .emit(.finished(item))]
         case .error(let error, let now):

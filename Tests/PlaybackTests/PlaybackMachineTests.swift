@@ -391,6 +391,18 @@ import Testing
         #expect(r.machine.snapshot.status == .playing)
     }
 
+    @Test("EOS while a hand-over is pending: the next load resets through NULL (the next item's group may be broken)")
+    func endWithPendingHandOverGoesThroughNull() {
+        var r = Rig()
+        r.play(Self.a)
+        let (_, gen) = r.machine.finishingItem()!
+        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.endOfStream)
+        _ = r.takeEffects()
+        r.send(.load(Self.c, paused: false, at: 0, now: r.t0))
+        #expect(r.effects.first == .reset(fully: true))
+    }
+
     @Test("EOS after the end is reported once; errors after it are ignored")
     func endOnce() {
         var r = Rig()
