@@ -562,8 +562,10 @@ public struct PlaybackMachine: Sendable {
         }
         store(drain)
         if watchingHandOver {
-            // Normal gapless playback keeps the position moving until STREAM_START.
-            guard now - drain.lastAdvance > .seconds(1) else { return [] }
+            // Normal gapless playback keeps the position moving until STREAM_START. A loaded machine can take a while
+            // to start the next item, and giving up resets the pipeline while playbin may be setting it up (a READY
+            // against its pad-added can deadlock GStreamer 1.22): wait 3 s.
+            guard now - drain.lastAdvance > .seconds(3) else { return [] }
             let stuck = pending.first
             pending = []
             handOverWatch = nil
@@ -576,7 +578,7 @@ public struct PlaybackMachine: Sendable {
             return effects + [.log("finished \(item) after a stalled hand-over"), .emit(.finished(item))] + resetAfterFailure()
         }
         let atEnd = position != nil && drain.duration != nil && position! >= drain.duration! - 20_000_000
-        let stalled = now - drain.lastAdvance > .milliseconds(600)
+        let stalled = now - drain.lastAdvance > .milliseconds(1500)
         guard atEnd || stalled else { return [] }
         draining = nil
         phase = .finished
