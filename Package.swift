@@ -32,6 +32,8 @@ let package = Package(
             pkgConfig: "taglib_c",
             providers: [.apt(["libtagc0-dev"])]
         ),
+        .target(name: "CTagFields", linkerSettings: [.linkedLibrary("tag")]),
+        .target(name: "TagFields", dependencies: ["CTagFields"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
@@ -54,7 +56,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "LocalLibrary", dependencies: [
-            "TonearmCore", "CTagLib",
+            "TonearmCore", "CTagLib", "TagFields",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -76,7 +78,7 @@ let package = Package(
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport"]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
-            "LocalLibrary", "TonearmCore", "TestSupport",
+            "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),

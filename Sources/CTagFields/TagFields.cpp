@@ -1,0 +1,148 @@
+#include "tonearm_tag_fields.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <taglib/fileref.h>
+#include <taglib/id3v2tag.h>
+#include <taglib/mp4file.h>
+#include <taglib/mp4tag.h>
+#include <taglib/mpegfile.h>
+#include <taglib/synchronizedlyricsframe.h>
+#include <taglib/tpropertymap.h>
+
+namespace {
+
+char *copy(const TagLib::String &s) {
+    return strdup(s.toCString(true));
+}
+
+// TagLib 1.13's MP4 property map leaves out iTunes freeform items (where taggers keep ReplayGain),
+// so they are read and written as items under this prefix.
+const TagLib::String freeform("----:com.apple.iTunes:");
+
+TagLib::MP4::Tag *mp4Tag(TagLib::File *file) {
+    auto *mp4 = dynamic_cast<TagLib::MP4::File *>(file);
+    return mp4 == nullptr ? nullptr : mp4->tag();
+}
+
+}
+
+extern "C" int tonearm_tag_fields_read(const char *path, tonearm_tag_field **fields, size_t *count) {
+    *fields = nullptr;
+    *count = 0;
+    try {
+        TagLib::FileRef ref(path, false);
+        if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
+        const TagLib::PropertyMap map = ref.file()->properties();
+        std::vector<std::pair<TagLib::String, TagLib::String>> pairs;
+        for (const auto &entry : map) {
+            for (const auto &value : entry.second) pairs.emplace_back(entry.first, value);
+        }
+        if (auto *tag = mp4Tag(ref.file())) {
+            for (const auto &item : tag->itemMap()) {
+                if (!item.first.startsWith(freeform)) continue;
+                const TagLib::String key = item.first.substr(freeform.size()).upper();
+                if (map.contains(key)) continue;
+                for (const auto &value : item.second.toStringList()) pairs.emplace_back(key, value);
+            }
+        }
+        if (pairs.empty()) return 0;
+        auto *out = static_cast<tonearm_tag_field *>(calloc(pairs.size(), sizeof(tonearm_tag_field)));
+        if (out == nullptr) return -1;
+        for (size_t i = 0; i < pairs.size(); i++) {
+            out[i].key = copy(pairs[i].first);
+            out[i].value = copy(pairs[i].second);
+        }
+        *fields = out;
+        *count = pairs.size();
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+extern "C" void tonearm_tag_fields_free(tonearm_tag_field *fields, size_t count) {
+    if (fields == nullptr) return;
+    for (size_t i = 0; i < count; i++) {
+        free(fields[i].key);
+        free(fields[i].value);
+    }
+    free(fields);
+}
+
+extern "C" int tonearm_tag_fields_write(const char *path, const char *const *keys, const char *const *values, size_t count) {
+    try {
+        TagLib::FileRef ref(path, false);
+        if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
+        TagLib::PropertyMap map = ref.file()->properties();
+        for (size_t i = 0; i < count; i++) {
+            const TagLib::String key(keys[i], TagLib::String::UTF8);
+            const TagLib::String value(values[i], TagLib::String::UTF8);
+            if (value.isEmpty()) {
+                map.erase(key);
+            } else {
+                map.replace(key, TagLib::StringList(value));
+            }
+        }
+        const TagLib::PropertyMap ignored = ref.file()->setProperties(map);
+        if (auto *tag = mp4Tag(ref.file())) {
+            for (size_t i = 0; i < count; i++) {
+                const TagLib::String key(keys[i], TagLib::String::UTF8);
+                const TagLib::String value(values[i], TagLib::String::UTF8);
+                std::string lower = key.to8Bit(true);
+                for (auto &ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+                const TagLib::String item = freeform + TagLib::String(lower, TagLib::String::UTF8);
+                if (value.isEmpty()) {
+                    tag->removeItem(item);
+                    tag->removeItem(freeform + key);
+                } else if (ignored.contains(key)) {
+                    tag->setItem(item, TagLib::MP4::Item(TagLib::StringList(value)));
+                }
+            }
+        }
+        return ref.file()->save() ? 0 : -2;
+    } catch (...) {
+        return -2;
+    }
+}
+
+extern "C" int tonearm_tag_synced_lyrics_read(const char *path, tonearm_synced_text **lines, size_t *count) {
+    *lines = nullptr;
+    *count = 0;
+    try {
+        TagLib::MPEG::File file(path, false);
+        if (!file.isValid()) return -1;
+        if (!file.hasID3v2Tag()) return 0;
+        std::vector<std::pair<unsigned int, TagLib::String>> found;
+        for (auto *frame : file.ID3v2Tag()->frameList("SYLT")) {
+            auto *sylt = dynamic_cast<TagLib::ID3v2::SynchronizedLyricsFrame *>(frame);
+            if (sylt == nullptr) continue;
+            if (sylt->timestampFormat() != TagLib::ID3v2::SynchronizedLyricsFrame::AbsoluteMilliseconds) continue;
+            for (const auto &text : sylt->synchedText()) found.emplace_back(text.time, text.text);
+            break; // one language is enough; the first frame is the tagger's primary
+        }
+        if (found.empty()) return 0;
+        auto *out = static_cast<tonearm_synced_text *>(calloc(found.size(), sizeof(tonearm_synced_text)));
+        if (out == nullptr) return -1;
+        for (size_t i = 0; i < found.size(); i++) {
+            out[i].time_ms = found[i].first;
+            out[i].text = copy(found[i].second);
+        }
+        *lines = out;
+        *count = found.size();
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+extern "C" void tonearm_tag_synced_lyrics_free(tonearm_synced_text *lines, size_t count) {
+    if (lines == nullptr) return;
+    for (size_t i = 0; i < count; i++) free(lines[i].text);
+    free(lines);
+}
