@@ -34,14 +34,8 @@ public struct GStreamerMedia: MediaOperations {
 
     public func export(source: String, destination: String, mode: ExportMode, plan: ExportPlan?, cancellation: ExportCancellation,
                        progress: (Double) -> Void) throws(MediaError) {
-        let engineMode: MediaExport.Mode
-        switch mode {
-        case .passthrough: engineMode = .passthrough
-        // The two enums list the same formats by the same names.
-        case .transcode(let format): engineMode = .transcode(MediaExport.Format(rawValue: format.rawValue)!)
-        }
         do {
-            try MediaExport.run(source: source, destination: destination, mode: engineMode,
+            try MediaExport.run(source: source, destination: destination, mode: mode,
                                 plan: plan.map { MediaExport.Plan(chain: $0.recipe, fileExtension: $0.fileExtension) },
                                 isCancelled: { cancellation.isCancelled }, progress: progress)
         } catch {

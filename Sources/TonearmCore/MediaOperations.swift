@@ -50,26 +50,11 @@ public struct ProbedMedia: Sendable, Equatable {
 /// Tags read from a media file (the same value the engine reports for a stream).
 public typealias MediaTags = StreamTags
 
-/// What an export writes.
-public enum ExportMode: Sendable, Equatable, CustomStringConvertible {
-    /// The stream as it is, in the container that fits it.
-    case passthrough
-    /// Re-encoded to a format.
-    case transcode(ExportFormat)
-
-    /// "passthrough" or the format's name.
-    public var description: String {
-        switch self {
-        case .passthrough: "passthrough"
-        case .transcode(let f): f.rawValue
-        }
-    }
-}
+/// What an export writes (passthrough, or re-encoded to a format).
+public typealias ExportMode = MediaExport.Mode
 
 /// Transcode targets, by file extension.
-public enum ExportFormat: String, Sendable, CaseIterable {
-    case m4a, ogg, opus, flac, mp3
-}
+public typealias ExportFormat = MediaExport.Format
 
 /// How a passthrough export is written: the file extension, and the implementation's own recipe.
 public struct ExportPlan: Sendable, Equatable {
