@@ -1,22 +1,27 @@
 import Synchronization
 
 /// Holds incoming method calls back while a service finishes starting, so it can take its name on the bus first
-/// and still answer every call in order, as a started service would.
-final class CallGate: Sendable {
+/// and still answer every call in order, as a started service would. Also any other one-way "wait until ready".
+public final class CallGate: Sendable {
     private struct State {
         var held = false
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    var isOpen: Bool { state.withLock { !$0.held } }
+    /// A gate that is open, or held from the start.
+    public init(held: Bool = false) {
+        state = Mutex(State(held: held))
+    }
 
-    func hold() {
+    public var isOpen: Bool { state.withLock { !$0.held } }
+
+    public func hold() {
         state.withLock { $0.held = true }
     }
 
-    func release() {
+    public func release() {
         let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.held = false
             defer { s.waiting = [] }
@@ -26,7 +31,7 @@ final class CallGate: Sendable {
     }
 
     /// Returns at once while open; otherwise when `release` is called.
-    func pass() async {
+    public func pass() async {
         guard state.withLock({ $0.held }) else { return }
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { s -> Bool in

@@ -1,37 +1,17 @@
+import DBus
 import Logging
 import ServiceLifecycle
 import Synchronization
 
 /// A point in the start-up that later parts wait for: reached once, never undone.
 final class Milestone: Sendable {
-    private struct State {
-        var reached = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
+    private let gate = CallGate(held: true)
 
     /// Marks it reached and lets every waiter go on.
-    func reach() {
-        let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.reached = true
-            defer { s.waiting = [] }
-            return s.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func reach() { gate.release() }
 
     /// Returns once it is reached (at once if it is).
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { s -> Bool in
-                if s.reached { return true }
-                s.waiting.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
+    func wait() async { await gate.pass() }
 }
 
 /// One part of the daemon in its service group. The group runs every part at once; each starts only after the part
