@@ -40,7 +40,7 @@ import Testing
         try Data("not music".utf8).write(to: music.appendingPathComponent("notes.txt"))
         // A tagged file, so the listing carries tags.
         let tagged = music.appendingPathComponent("Album 2/Tagged.flac")
-        let encoded = try await runProcess("gst-launch-1.0", [
+        let encoded = try await gstLaunch([
             "-q", "audiotestsrc", "num-buffers=40", "!", "audioconvert", "!",
             "taginject", "tags=\"title=\\\"Song Title\\\",artist=\\\"Some Artist\\\",album=\\\"Some Album\\\"\"",
             "!", "flacenc", "!", "filesink", "location=\(tagged.path)",

@@ -228,7 +228,7 @@ import Testing
         // A FLAC file as a streaming encoder leaves it: no seek table and 0 (unknown) for the total samples, so the
         // player can seek in it but does not know how long it is.
         let file = d.media.file("stream.flac")
-        let encode = try await d.run("gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=2000", "!", "audioconvert", "!",
+        let encode = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=2000", "!", "audioconvert", "!",
                                                         "flacenc", "seekpoints=0", "!", "filesink", "location=\(file.path)"])
         try #require(encode.status == 0, "gst-launch could not make a FLAC file")
         var bytes = [UInt8](try Data(contentsOf: file))

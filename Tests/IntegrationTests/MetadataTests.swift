@@ -32,7 +32,7 @@ import Testing
     @Test func tagsAndCoverArtInMetadata() async throws {
         let d = try Daemon()
         let raw = d.media.file("raw.mp3")
-        let encode = try await d.run("gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=1500", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(raw.path)"])
+        let encode = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=1500", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(raw.path)"])
         try #require(encode.status == 0, "gst-launch could not make an MP3")
         let tagged = d.media.file("tagged.mp3")
         let tag = Self.id3([("TIT2", "Blue in Green"), ("TPE1", "Bill Evans"), ("TALB", "Kind of Blue"), ("TRCK", "3"), ("TCON", "Jazz")], picture: Self.png)

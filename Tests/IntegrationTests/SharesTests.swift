@@ -290,14 +290,14 @@ import Testing
 
     static func tone(_ url: URL, _ chain: [String]) async throws {
         let tags = #"tags="title=\"Sent on\",artist=\"The Sharers\"""#
-        let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=60", "!",
+        let (_, err, status) = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=60", "!",
             "audio/x-raw,rate=44100,channels=2", "!", "audioconvert", "!", "taginject", tags, "!"] + chain + ["!", "filesink", "location=\(url.path)"])
         try #require(status == 0, "\(err)")
     }
 
     static func samples(_ url: URL) async throws -> Data {
         let raw = url.path + ".raw"
-        let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "filesrc", "location=\(url.path)", "!", "decodebin", "!",
+        let (_, err, status) = try await gstLaunch(["-q", "filesrc", "location=\(url.path)", "!", "decodebin", "!",
             "audioconvert", "!", "audio/x-raw,format=S16LE,channels=2,rate=44100", "!", "filesink", "location=\(raw)"])
         try #require(status == 0, "\(err)")
         defer { unlink(raw) }

@@ -49,7 +49,7 @@ actor Media {
             arguments += ["!", "taginject", "tags=\"\(list)\""]
         }
         arguments += ["!"] + format.pipeline + ["!", "filesink", "location=\(url.path)"]
-        let result = try await runProcess("gst-launch-1.0", arguments)
+        let result = try await gstLaunch(arguments)
         guard result.status == 0, FileManager.default.fileExists(atPath: url.path) else {
             throw TonearmError("TestMedia", "gst-launch failed: \(result.err)")
         }

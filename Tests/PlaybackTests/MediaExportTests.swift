@@ -30,18 +30,10 @@ import Testing
     /// Decoded samples, S16LE stereo 44.1 kHz.
     static func decode(_ url: URL, in dir: TemporaryDirectory) async throws -> Data {
         let raw = dir.file(url.lastPathComponent + ".raw")
-        let launch = "filesrc location='\(url.path)' ! decodebin ! audioconvert ! audioresample ! "
-            + "audio/x-raw,format=S16LE,channels=2,rate=44100 ! filesink location='\(raw.path)'"
-        // gst-launch 1.22 itself hung once on a loaded machine decoding an AIFF (every streaming thread idle, no
-        // EOS): a decode that makes no end in two minutes is started again, up to three times.
-        var attempt = 0
-        while true {
-            attempt += 1
-            let (_, err, status) = try await runProcess("/bin/sh", ["-c", "timeout -s KILL 120 gst-launch-1.0 -q " + launch])
-            if status == 137, attempt < 3 { continue }
-            try #require(status == 0, "decoding \(url.lastPathComponent) failed: \(err)")
-            return try Data(contentsOf: raw)
-        }
+        let (_, err, status) = try await gstLaunch(["-q", "filesrc", "location=\(url.path)", "!", "decodebin", "!", "audioconvert", "!",
+            "audioresample", "!", "audio/x-raw,format=S16LE,channels=2,rate=44100", "!", "filesink", "location=\(raw.path)"])
+        try #require(status == 0, "decoding \(url.lastPathComponent) failed: \(err)")
+        return try Data(contentsOf: raw)
     }
 
     static func export(_ source: URL, to destination: URL, _ mode: MediaExport.Mode) async throws {

@@ -22,7 +22,7 @@ func wavSink(_ url: URL) -> String {
 }
 
 func runGst(_ arguments: [String]) async throws {
-    guard try await runProcess("/usr/bin/gst-launch-1.0", ["-q"] + arguments).status == 0 else { throw TestFailure("gst-launch-1.0 \(arguments.joined(separator: " ")) failed") }
+    guard try await gstLaunch(["-q"] + arguments).status == 0 else { throw TestFailure("gst-launch-1.0 \(arguments.joined(separator: " ")) failed") }
 }
 
 /// Collects an engine's events and waits for conditions on them.

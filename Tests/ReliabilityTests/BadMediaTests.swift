@@ -47,7 +47,7 @@ import Testing
     }
 
     static func encode(_ url: URL, _ chain: [String]) async throws {
-        let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=200", "wave=pink-noise", "!", "audioconvert", "!"]
+        let (_, err, status) = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=200", "wave=pink-noise", "!", "audioconvert", "!"]
             + chain + ["!", "filesink", "location=\(url.path)"])
         try #require(status == 0, "\(err)")
     }

@@ -14,7 +14,7 @@ import Testing
         for i in 0..<10 { files.append(try d.sine("w\(i).wav", seconds: 0.15, frequency: 300 + Double(i) * 40)) }
         for i in 0..<4 {
             let ogg = d.media.file("o\(i).ogg")
-            let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=8", "!", "audioconvert", "!",
+            let (_, err, status) = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=8", "!", "audioconvert", "!",
                                                                                        "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(ogg.path)"])
             try #require(status == 0, "\(err)")
             files.insert(ogg.path, at: i * 3)

@@ -81,7 +81,7 @@ struct StressMedia {
     static func make(in d: Daemon, seed: UInt64) async throws -> StressMedia {
         func encode(_ name: String, seconds: Double, frequency: Int, _ chain: [String]) async throws -> String {
             let path = d.media.file(name).path
-            let (_, err, status) = try await runProcess("/usr/bin/gst-launch-1.0", [
+            let (_, err, status) = try await gstLaunch([
                 "-q", "audiotestsrc", "wave=sine", "freq=\(frequency)", "samplesperbuffer=4410", "num-buffers=\(Int(seconds * 10))", "!",
                 "audio/x-raw,rate=44100,channels=1", "!", "audioconvert", "!",
             ] + chain + ["!", "filesink", "location=\(path)"])

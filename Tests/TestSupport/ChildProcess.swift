@@ -236,3 +236,16 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     let err = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
     return (out.trimmingCharacters(in: .whitespacesAndNewlines), err, status)
 }
+
+/// Runs gst-launch-1.0 (with `-q` first in `arguments` when wanted) to make or decode test media. gst-launch 1.22 itself
+/// hung once on a loaded machine (every streaming thread idle, no EOS): a run that makes no end in two minutes is
+/// killed and started again, up to three times.
+public func gstLaunch(_ arguments: [String]) async throws -> (out: String, err: String, status: Int32) {
+    var attempt = 0
+    while true {
+        attempt += 1
+        let result = try await runProcess("/usr/bin/timeout", ["-s", "KILL", "120", "gst-launch-1.0"] + arguments)
+        if result.status == 137, attempt < 3 { continue }
+        return result
+    }
+}
