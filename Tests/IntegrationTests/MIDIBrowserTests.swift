@@ -126,9 +126,11 @@ struct Tmux {
     let socket: String
     let session = "t"
 
+    /// Starts `command` in a new session. The pane stays after the command ends (remain-on-exit), so a command that
+    /// ends early leaves its last screen to read instead of taking the server with it ("server exited unexpectedly").
     func start(_ command: [String]) async throws {
-        let result = try await runProcess("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", session,
-                                                            "-x", "100", "-y", "20"] + command)
+        let result = try await runProcess("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "set-option", "-g", "remain-on-exit", "on", ";",
+                                                            "new-session", "-d", "-s", session, "-x", "100", "-y", "20"] + command)
         try #require(result.status == 0, "tmux: \(result.err)")
     }
 
@@ -142,8 +144,10 @@ struct Tmux {
         return result.out.components(separatedBy: "\n")
     }
 
+    /// Whether the command in the pane still runs.
     func isRunning() async throws -> Bool {
-        try await runProcess("/usr/bin/tmux", ["-L", socket, "has-session", "-t", session]).status == 0
+        let result = try await runProcess("/usr/bin/tmux", ["-L", socket, "display-message", "-p", "-t", session, "#{pane_dead}"])
+        return result.status == 0 && result.out == "0"
     }
 
     func waitFor(_ what: String, _ condition: @escaping ([String]) -> Bool) async throws {
@@ -152,7 +156,10 @@ struct Tmux {
             last = try await screen()
             return condition(last)
         }
-        if !ok { Issue.record("tmux: timed out waiting until it \(what); screen:\n\(last.joined(separator: "\n"))") }
+        if !ok {
+            let ended = try await isRunning() ? "" : " (the command has ended)"
+            Issue.record("tmux: timed out waiting until it \(what)\(ended); screen:\n\(last.joined(separator: "\n"))")
+        }
         try #require(ok)
     }
 
