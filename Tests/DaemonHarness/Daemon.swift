@@ -63,7 +63,7 @@ public final class Daemon: @unchecked Sendable {
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)
         process = p
-        let up = try await eventually(timeout: .seconds(20)) {
+        let up = try await eventually(timeout: .seconds(60)) {
             !p.isRunning ? true : (try await client.nameHasOwner(Self.busName))
         }
         guard up, p.isRunning else {
@@ -72,7 +72,7 @@ public final class Daemon: @unchecked Sendable {
         do {
             // Not Peer.Ping: libdbus answers that by itself, ready or not.
             _ = try await client.call(destination: Self.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
-                                      member: "Get", arguments: [.string("org.mpris.MediaPlayer2"), .string("Identity")], timeout: .seconds(20))
+                                      member: "Get", arguments: [.string("org.mpris.MediaPlayer2"), .string("Identity")], timeout: .seconds(60))
         } catch {
             _ = await p.wait()  // it took its name, then gave up while starting (a bad audio sink, an unreadable index…)
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
@@ -131,7 +131,7 @@ public final class Daemon: @unchecked Sendable {
     public func tracks() async throws -> [String] { (try await get(Self.trackList, "Tracks").arrayValue ?? []).compactMap(\.stringValue) }
 
     /// Waits for a property to reach a value.
-    public func waitFor(_ what: String = "condition", timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
+    public func waitFor(_ what: String = "condition", timeout: Duration = .seconds(45), _ condition: () async throws -> Bool) async throws {
         let ok = try await eventually(timeout: timeout) { try await condition() }
         if !ok { Issue.record("timed out waiting for \(what); daemon log:\n\(log.suffix(3000))") }
         try #require(ok)

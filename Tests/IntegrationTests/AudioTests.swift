@@ -100,7 +100,7 @@ import Testing
         // Judged against the time that really passed (a loaded machine sleeps longer than asked), with slack:
         // ticks come, and they do not come in bursts.
         let elapsed = Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18
-        #expect(playing.count >= 3 && Double(playing.count) <= elapsed / 0.2 + 3, "\(playing.count) ticks in \(elapsed) s at 0.2 s")
+        #expect(playing.count >= 3, "\(playing.count) ticks in \(elapsed) s at 0.2 s")
         // Spacing judged by the positions the daemon put in each Tick, not by when the test got them.
         let id = try await d.trackID()
         #expect(playing.allSatisfy { $0.1.arguments.first == .objectPath(id) })
@@ -108,6 +108,11 @@ import Testing
         #expect(positions == positions.sorted(), "positions only grow")
         let gaps = zip(positions, positions.dropFirst()).map { $1 - $0 }.sorted()
         if !gaps.isEmpty { #expect(abs(gaps[gaps.count / 2] - 200_000) < 100_000, "median tick spacing \(gaps[gaps.count / 2]) µs") }
+        // No bursts, judged in media time: a stalled daemon's queued ticks can reach the bus after the test's clock
+        // started, so their count against the test's wall time says nothing. Any second of playback holds at most
+        // 1 / 0.2 ticks, with slack for one tick sent at once after a stall.
+        let crowded = positions.indices.map { i in positions[i...].prefix { $0 < positions[i] + 1_000_000 }.count }.max() ?? 0
+        #expect(crowded <= 7, "\(crowded) ticks within one second of playback: \(positions)")
         #expect(playing.last?.1.arguments[2] == .int64(60_000_000))
 
         _ = try await d.call(Daemon.player, "Pause")

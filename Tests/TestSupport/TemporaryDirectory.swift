@@ -17,7 +17,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
 }
 
 /// Polls `condition` until it holds or `timeout` passes; tests use generous bounds, never tight ones.
-public func eventually(timeout: Duration = .seconds(10), interval: Duration = .milliseconds(20),
+public func eventually(timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
                        _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
