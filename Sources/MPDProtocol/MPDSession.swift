@@ -86,7 +86,7 @@ public struct MPDSession: Sendable {
     public mutating func completed(reply: [UInt8], close: Bool) -> [Action] {
         guard state == .executing else { return [] }
         state = .ready
-        var actions: [Action] = reply.isEmpty ? [] : [.send(reply)]
+        let actions: [Action] = reply.isEmpty ? [] : [.send(reply)]
         if close { return actions + closeNow() }
         return actions + drain()
     }

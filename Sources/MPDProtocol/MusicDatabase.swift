@@ -18,7 +18,7 @@ public struct MusicDatabase: Sendable {
         } else {
             var used: Set<String> = []
             roots = paths.map { path in
-                var name = (path as NSString).lastPathComponent
+                var name = String(path.split(separator: "/").last ?? "music")
                 while !used.insert(name).inserted { name += "_" }
                 return (name + "/", path)
             }
@@ -32,14 +32,20 @@ public struct MusicDatabase: Sendable {
         self.songs = songs
         var directories: Set<String> = []
         for song in songs {
-            var dir = (song.file as NSString).deletingLastPathComponent
+            var dir = Self.parent(song.file)
             while !dir.isEmpty, directories.insert(dir).inserted {
-                dir = (dir as NSString).deletingLastPathComponent
+                dir = Self.parent(dir)
             }
         }
         self.directories = directories
         byFile = Dictionary(songs.enumerated().map { ($1.file, $0) }, uniquingKeysWith: { a, _ in a })
         byURI = Dictionary(songs.enumerated().map { ($1.uri, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The folder part of a relative path ("" at the top).
+    static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[..<slash])
     }
 
     public static let empty = MusicDatabase(folders: [], tracks: [])
