@@ -44,7 +44,15 @@ public final class CommandExecutor: Sendable {
     /// Runs request lines as one batch; returns the reply and whether the connection must close.
     public func run(_ lines: [String], mode: MPDSession.ListMode, client: inout ClientState) async -> (reply: [UInt8], close: Bool) {
         var reply = Reply()
+        var skipUntil = 0
         for (index, line) in lines.enumerated() {
+            if index < skipUntil { continue }
+            // A run of plain `add`s in a list (clients add an album that way) goes to the player as one batch.
+            if mode != .single, client.authorized, let batch = await addBatch(lines, from: index), batch.added > 1 {
+                if mode == .listOK { for _ in 0..<batch.added { reply.append("list_OK\n") } }
+                skipUntil = index + batch.added
+                continue
+            }
             var name = ""
             do throws(MPDAck) {
                 let (command, arguments) = try CommandTokenizer.tokenize(line)
@@ -68,6 +76,21 @@ public final class CommandExecutor: Sendable {
         }
         reply.append("OK\n")
         return (reply.bytes, false)
+    }
+
+    /// Adds the run of `add URI` lines starting at `start` in one call; nil (nothing done) when any of them is not
+    /// a plain add or cannot be resolved, so they run one by one and the failing one gets its ACK.
+    func addBatch(_ lines: [String], from start: Int) async -> (added: Int, Void)? {
+        var uris: [String] = []
+        for line in lines[start...] {
+            guard let (name, arguments) = try? CommandTokenizer.tokenize(line), name == "add", arguments.count == 1,
+                  uris.count < Player.maximumBatch else { break }
+            guard let resolved = try? await self.uris(for: arguments[0], single: true) else { return nil }
+            uris += resolved
+        }
+        guard uris.count > 1 else { return nil }
+        do { _ = try await player.add(uris, at: .end) } catch { return nil }
+        return (uris.count, ())
     }
 
     func execute(_ name: String, _ a: [String], into r: inout Reply, client: inout ClientState) async throws(MPDAck) {
