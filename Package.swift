@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(
@@ -45,8 +46,14 @@ let package = Package(
             "DBus", "TonearmCore",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .target(name: "MPDProtocol", dependencies: [
+            "TonearmCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
+            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -85,6 +92,8 @@ let package = Package(
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
+        .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
     ],
     swiftLanguageModes: [.v6]

@@ -30,6 +30,8 @@ public struct Configuration: Sendable, Equatable {
     public var tickInterval: Duration = .seconds(1)
     /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
     public var pluginSections: [String: [String: ConfigValue]] = [:]
+    /// `[mpd-protocol]`: the MPD protocol server.
+    public var mpdProtocol = MPDProtocolSettings()
     /// Where each top-level key came from.
     public var sources: [String: Source] = ["audio-sink": .defaultValue, "tick-interval": .defaultValue]
 
@@ -76,8 +78,12 @@ public struct Configuration: Sendable, Equatable {
                     }
                     config.pluginSections[name] = s
                 }
+            case ("mpd-protocol", .table(let section)):
+                config.mpdProtocol = try MPDProtocolSettings.parse(section, origin: origin)
+            case ("mpd-protocol", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] must be a table")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [plugins.NAME])")
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [plugins.NAME], [mpd-protocol])")
             }
             config.sources[key] = .file
         }
@@ -102,6 +108,7 @@ public struct Configuration: Sendable, Equatable {
             "audio-sink = \(ConfigValue.string(audioSink))  # \(sources["audio-sink"]?.rawValue ?? "default")",
             "tick-interval = \(Double(tickInterval.components.seconds) + Double(tickInterval.components.attoseconds) / 1e18)  # \(sources["tick-interval"]?.rawValue ?? "default")",
         ]
+        lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")
         for name in pluginSections.keys.sorted() {
             lines.append("\n[plugins.\(name)]")
             for (key, value) in pluginSections[name]!.sorted(by: { $0.key < $1.key }) {

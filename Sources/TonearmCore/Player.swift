@@ -48,16 +48,20 @@ public actor Player {
     final class EventSink: Sendable {
         let continuation: AsyncStream<PlayerEvent>.Continuation
         let handler = Mutex<(@Sendable (PlayerEvent) -> Void)?>(nil)
+        /// Further faces that hear every event too (the MPD face: `observe`).
+        let observers = Mutex<[Int: @Sendable (PlayerEvent) -> Void]>([:])
 
         init(_ continuation: AsyncStream<PlayerEvent>.Continuation) { self.continuation = continuation }
 
         func yield(_ event: PlayerEvent) {
+            for observer in observers.withLock({ Array($0.values) }) { observer(event) }
             if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
         }
 
         /// Nothing is delivered after this.
         func finish() {
             handler.withLock { $0 = nil }
+            observers.withLock { $0 = [:] }
             continuation.finish()
         }
     }

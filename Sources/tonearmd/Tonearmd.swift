@@ -4,6 +4,7 @@ import Foundation
 import LocalLibrary
 import Logging
 import MIDI
+import MPDProtocol
 import MPRIS
 import Playback
 import ReceivedShares
@@ -154,6 +155,9 @@ struct Tonearmd: AsyncParsableCommand {
                                 browsables: [library, midi], shares: shares) {
             shutdown.request()
         }
+        // The MPD face follows the player from now on (its playlist version counts the restore too).
+        let mpd = settings.mpdProtocol.enabled
+            ? MPDServer(settings: settings.mpdProtocol, player: player, library: library, outputName: settings.audioSink) : nil
         func context(_ plugin: any SourcePlugin, _ label: String) -> PluginContext {
             PluginContext(pluginName: plugin.name, config: settings.pluginSections[plugin.name] ?? [:],
                           storageFolder: dirs.dataFolder.appendingPathComponent(plugin.name),
@@ -192,7 +196,8 @@ struct Tonearmd: AsyncParsableCommand {
                 group.cancelAll()
             }
         })
-        let trimmingPart = Part("memory", after: busPart, work: {
+        let mpdPart = Part("mpd-protocol", after: busPart, start: { await mpd?.start() }, stop: { await mpd?.stop() })
+        let trimmingPart = Part("memory", after: mpdPart, work: {
             // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
             // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
             while !Task.isCancelled {
@@ -201,7 +206,7 @@ struct Tonearmd: AsyncParsableCommand {
             }
         })
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [playerPart, midiPart, sharesPart, libraryPart, busPart, trimmingPart].map(\.configuration),
+            services: [playerPart, midiPart, sharesPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
             gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         shutdown.attach(group)
         do {

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The MPD protocol face beside mpd and Mopidy (mopidy-mpd), in one run, over raw sockets:
+`status` round trip p50/p99, `playlistinfo` of a 10,000-entry queue, and idle wake-up after a pause toggle
+sent by a second client. Prints a Markdown table with ratios (tonearm / peer). Never fails on a time.
+
+  Benchmarks/mpd-protocol.py [--tonearmd PATH] [--calls N] [--queue N] [--wakes N]
+"""
+import argparse, os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, time, wave, math
+
+def connect(port, timeout=60):
+    deadline = time.time() + timeout
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=300)
+            f = s.makefile("rwb")
+            if f.readline().startswith(b"OK MPD"):
+                return s, f
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.1)
+
+def command(f, line):
+    f.write(line.encode() + b"\n"); f.flush()
+    out = []
+    while True:
+        l = f.readline()
+        if not l or l == b"OK\n" or l.startswith(b"ACK"):
+            return out, l
+        out.append(l)
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+def measure(port, song_uri, calls, queue, wakes):
+    s, f = connect(port)
+    command(f, "clear")
+    f.write(b"command_list_begin\n" + (f"add {song_uri}\n" * queue).encode() + b"command_list_end\n"); f.flush()
+    while True:
+        l = f.readline()
+        if l == b"OK\n" or l.startswith(b"ACK") or not l:
+            break
+    times = []
+    for _ in range(calls):
+        t = time.perf_counter(); command(f, "status"); times.append(time.perf_counter() - t)
+    times.sort()
+    p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
+    length = int([l for l in command(f, "status")[0] if l.startswith(b"playlistlength")][0].split()[1])
+    pl = []
+    for _ in range(5):
+        t = time.perf_counter(); lines, _ = command(f, "playlistinfo"); pl.append(time.perf_counter() - t)
+    command(f, "play 0")
+    i, fi = connect(port)
+    w = []
+    for _ in range(wakes):
+        command(fi, "ping")
+        fi.write(b"idle player\n"); fi.flush()
+        time.sleep(0.05)  # let the idle reach the server; the measured span starts at the toggle
+        t = time.perf_counter(); command(f, "pause")
+        while fi.readline() != b"OK\n":
+            pass
+        w.append(time.perf_counter() - t)
+    command(f, "stop")
+    return {"status p50 (ms)": p50 * 1e3, "status p99 (ms)": p99 * 1e3,
+            f"playlistinfo of {length} (ms, median of 5)": statistics.median(pl) * 1e3,
+            "idle wake after pause (ms, median)": statistics.median(w) * 1e3}
+
+def sine(path, seconds=60):
+    w = wave.open(path, "w"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(11025)
+    w.writeframes(b"".join(struct.pack("<h", int(3000 * math.sin(i * 0.25))) for i in range(int(11025 * seconds)))); w.close()
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--tonearmd", default=os.path.join(os.path.dirname(__file__), "../.build/release/tonearmd"))
+    a.add_argument("--calls", type=int, default=2000)
+    a.add_argument("--queue", type=int, default=10000)
+    a.add_argument("--wakes", type=int, default=20)
+    o = a.parse_args()
+    home = tempfile.mkdtemp(prefix="mpd-bench-")
+    music = os.path.join(home, "Music"); os.makedirs(music)
+    sine(os.path.join(music, "song.wav"))
+    results, procs = {}, []
+    try:
+        # tonearm on a private session bus
+        port = free_port()
+        cfg = os.path.join(home, "config/tonearm"); os.makedirs(cfg)
+        open(os.path.join(cfg, "config.toml"), "w").write(
+            f'[plugins.library]\nfolders = ["{music}"]\n[mpd-protocol]\nenabled = true\nport = {port}\n')
+        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_DATA_HOME=os.path.join(home, "data"),
+                   XDG_STATE_HOME=os.path.join(home, "state"), XDG_CACHE_HOME=os.path.join(home, "cache"))
+        p = subprocess.Popen(["dbus-run-session", "--", os.path.abspath(o.tonearmd), "--audio-sink", "fakesink sync=true"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        procs.append(p)
+        _, tf = connect(port)
+        for _ in range(300):
+            if any(l.startswith(b"songs: 1") for l in command(tf, "stats")[0]): break
+            time.sleep(0.1)
+        results["tonearm"] = measure(port, "song.wav", o.calls, o.queue, o.wakes)
+        # mpd
+        if shutil.which("mpd"):
+            mport = free_port(); mdir = os.path.join(home, "mpd"); os.makedirs(mdir)
+            conf = os.path.join(mdir, "mpd.conf")
+            open(conf, "w").write(f'music_directory "{music}"\ndb_file "{mdir}/db"\nstate_file "{mdir}/state"\n'
+                                  f'bind_to_address "127.0.0.1"\nport "{mport}"\nmax_playlist_length "20000"\n'
+                                  f'audio_output {{\n type "null"\n name "null"\n}}\n')
+            mp = subprocess.Popen(["mpd", "--no-daemon", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            procs.append(mp)
+            _, mf = connect(mport)
+            command(mf, "update")
+            for _ in range(100):
+                if any(l.startswith(b"songs: 1") for l in command(mf, "stats")[0]): break
+                time.sleep(0.1)
+            results["mpd"] = measure(mport, "song.wav", o.calls, o.queue, o.wakes)
+        else:
+            results["mpd"] = None
+        # Mopidy with mopidy-mpd
+        if shutil.which("mopidy") and subprocess.run([sys.executable, "-c", "import mopidy_mpd"], capture_output=True).returncode == 0:
+            yport = free_port(); ydir = os.path.join(home, "mopidy"); os.makedirs(ydir)
+            conf = os.path.join(ydir, "mopidy.conf")
+            open(conf, "w").write(f"[core]\ncache_dir = {ydir}/cache\ndata_dir = {ydir}/data\nmax_tracklist_length = 20000\n"
+                                  f"[audio]\noutput = fakesink sync=true\n[mpd]\nhostname = 127.0.0.1\nport = {yport}\n"
+                                  f"[file]\nmedia_dirs = {music}\n[http]\nenabled = false\n[m3u]\nenabled = false\n")
+            yp = subprocess.Popen(["mopidy", "--config", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            procs.append(yp)
+            results["mopidy"] = measure(yport, "file://" + os.path.join(music, "song.wav"), o.calls, o.queue, o.wakes)
+        else:
+            results["mopidy"] = None
+    finally:
+        for p in procs:
+            try: os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError: pass
+        for p in procs: p.wait(timeout=300)
+        shutil.rmtree(home, ignore_errors=True)
+    rows = list(results["tonearm"].keys())
+    print("| metric (lower is better) | tonearm | mpd | mopidy | tonearm ÷ mpd | tonearm ÷ mopidy |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        t = results["tonearm"][r]
+        cells = [f"{t:.3f}"]
+        for peer in ["mpd", "mopidy"]:
+            cells.append("not installed" if results[peer] is None else f"{results[peer][r]:.3f}")
+        for peer in ["mpd", "mopidy"]:
+            cells.append("—" if results[peer] is None else f"{t / results[peer][r]:.2f}")
+        print(f"| {r} | " + " | ".join(cells) + " |")
+
+if __name__ == "__main__":
+    main()

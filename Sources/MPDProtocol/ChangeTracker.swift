@@ -1,0 +1,88 @@
+import Synchronization
+import TonearmCore
+
+/// Turns player and library events into mpd's idle subsystems and keeps the playlist version; wakes every client
+/// through the hub. Fed on the player's actor (`Player.observe`), so it must stay quick.
+public final class ChangeTracker: Sendable {
+    private struct State {
+        var versions = QueueVersions()
+        var last: PlayerSnapshot?
+        var error: String?
+        var clients: [Int: @Sendable (Set<IdleSubsystem>) -> Void] = [:]
+        var nextKey = 0
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// The playlist version now.
+    public var version: UInt32 { state.withLock { $0.versions.version } }
+    /// Positions changed since a version (`plchanges`).
+    public func changed(since: UInt32) -> [Int] { state.withLock { $0.versions.changed(since: since) } }
+    /// The last playback failure, for `status`'s `error:` (until `clearerror`).
+    public var error: String? { state.withLock { $0.error } }
+    public func clearError() {
+        state.withLock { $0.error = nil }
+        notify([.player])
+    }
+
+    /// Calls `wake` (quick, never waiting) with what changed, from then on; returns a key for `unsubscribe`.
+    public func subscribe(_ wake: @escaping @Sendable (Set<IdleSubsystem>) -> Void) -> Int {
+        state.withLock { s in
+            s.nextKey += 1
+            s.clients[s.nextKey] = wake
+            return s.nextKey
+        }
+    }
+
+    public func unsubscribe(_ key: Int) { _ = state.withLock { $0.clients.removeValue(forKey: key) } }
+
+    public var subscriberCount: Int { state.withLock { $0.clients.count } }
+
+    public func notify(_ subsystems: Set<IdleSubsystem>) {
+        guard !subsystems.isEmpty else { return }
+        for wake in state.withLock({ Array($0.clients.values) }) { wake(subsystems) }
+    }
+
+    /// A player event.
+    public func handle(_ event: PlayerEvent) {
+        let changed: Set<IdleSubsystem> = state.withLock { s in
+            switch event {
+            case .changed(let now):
+                s.versions.update(now.trackIDs)
+                return Self.difference(s.last, now, &s)
+            case .seeked:
+                return [.player]
+            case .trackMetadataChanged(let track):
+                s.versions.touch(track.id)
+                return [.playlist]
+            case .trackFailed(_, let uri, let error):
+                s.error = "\(uri): \(error.message)"
+                return [.player]
+            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged:
+                return []
+            }
+        }
+        notify(changed)
+    }
+
+    private static func difference(_ old: PlayerSnapshot?, _ now: PlayerSnapshot, _ s: inout State) -> Set<IdleSubsystem> {
+        s.last = now
+        guard let old else { return [.player, .mixer, .options, .playlist] }
+        var out: Set<IdleSubsystem> = []
+        if old.status != now.status || old.current?.id != now.current?.id || old.current != now.current { out.insert(.player) }
+        if old.volume != now.volume { out.insert(.mixer) }
+        if old.loop != now.loop || old.shuffle != now.shuffle { out.insert(.options) }
+        if old.trackIDs != now.trackIDs { out.insert(.playlist) }
+        return out
+    }
+
+    /// A library event.
+    public func handle(_ change: MPDLibraryChange) {
+        switch change {
+        case .scanning: notify([.update])
+        case .scanFinished: notify([.update, .database])
+        case .changed: notify([.database])
+        }
+    }
+}

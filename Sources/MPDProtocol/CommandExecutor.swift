@@ -1,0 +1,272 @@
+import Foundation
+import Synchronization
+import TonearmCore
+
+/// Runs mpd commands against the player and the library and writes their replies. One executor serves every
+/// connection; what belongs to one client (its password, its binary limit) travels in `ClientState`.
+public final class CommandExecutor: Sendable {
+    /// What a connection remembers between commands.
+    public struct ClientState: Sendable, Equatable {
+        public var authorized: Bool
+        /// The largest binary chunk the client takes (`binarylimit`).
+        public var binaryLimit = 8192
+
+        public init(authorized: Bool) { self.authorized = authorized }
+    }
+
+    let player: Player
+    let tracker: ChangeTracker
+    let library: LibraryCache
+    let librarySource: (any MPDLibrarySource)?
+    let password: String?
+    let outputName: String
+    let started = Date()
+    let updateJobs = UpdateJobs()
+
+    public init(player: Player, library: (any MPDLibrarySource)?, tracker: ChangeTracker, password: String?, outputName: String) {
+        self.player = player
+        self.tracker = tracker
+        self.librarySource = library
+        self.library = LibraryCache(library: library)
+        self.password = password
+        self.outputName = outputName
+    }
+
+    /// The state a new connection starts in.
+    public var newClient: ClientState { ClientState(authorized: password == nil) }
+
+    /// The library changed: later reads see the new index.
+    func libraryChanged() async { await library.invalidate() }
+
+    /// Commands any client may send before giving the password.
+    static let open: Set<String> = ["password", "ping", "close"]
+
+    /// Runs request lines as one batch; returns the reply and whether the connection must close.
+    public func run(_ lines: [String], mode: MPDSession.ListMode, client: inout ClientState) async -> (reply: [UInt8], close: Bool) {
+        var reply = Reply()
+        var skipUntil = 0
+        for (index, line) in lines.enumerated() {
+            if index < skipUntil { continue }
+            // A run of plain `add`s in a list (clients add an album that way) goes to the player as one batch.
+            if mode != .single, client.authorized, let batch = await addBatch(lines, from: index), batch.added > 1 {
+                if mode == .listOK { for _ in 0..<batch.added { reply.append("list_OK\n") } }
+                skipUntil = index + batch.added
+                continue
+            }
+            var name = ""
+            do throws(MPDAck) {
+                let (command, arguments) = try CommandTokenizer.tokenize(line)
+                name = command
+                if name == "close" { return (reply.bytes, true) }
+                guard client.authorized || Self.open.contains(name) else {
+                    throw MPDAck(.permission, "you don't have permission for \"\(name)\"")
+                }
+                var out = Reply()
+                try await execute(name, arguments, into: &out, client: &client)
+                reply.append(out)
+            } catch {
+                var ack = error
+                ack.index = index
+                // An unknown command's ACK names no command, as mpd's does.
+                if ack.command.isEmpty, !(ack.code == .unknown && ack.message.hasPrefix("unknown command")) { ack.command = name }
+                reply.append(ack.line)
+                return (reply.bytes, false)
+            }
+            if mode == .listOK { reply.append("list_OK\n") }
+        }
+        reply.append("OK\n")
+        return (reply.bytes, false)
+    }
+
+    /// Adds the run of `add URI` lines starting at `start` in one call; nil (nothing done) when any of them is not
+    /// a plain add or cannot be resolved, so they run one by one and the failing one gets its ACK.
+    func addBatch(_ lines: [String], from start: Int) async -> (added: Int, Void)? {
+        var uris: [String] = []
+        for line in lines[start...] {
+            guard let (name, arguments) = try? CommandTokenizer.tokenize(line), name == "add", arguments.count == 1,
+                  uris.count < Player.maximumBatch else { break }
+            guard let resolved = try? await self.uris(for: arguments[0], single: true) else { return nil }
+            uris += resolved
+        }
+        guard uris.count > 1 else { return nil }
+        do { _ = try await player.add(uris, at: .end) } catch { return nil }
+        return (uris.count, ())
+    }
+
+    func execute(_ name: String, _ a: [String], into r: inout Reply, client: inout ClientState) async throws(MPDAck) {
+        switch name {
+        // Connection
+        case "ping": try count(name, a, 0...0)
+        case "password":
+            try count(name, a, 1...1)
+            guard let password, a[0] == password else { throw MPDAck(.password, "incorrect password") }
+            client.authorized = true
+        case "binarylimit":
+            try count(name, a, 1...1)
+            guard let limit = Int(a[0]), limit >= 64 else { throw MPDAck(.arg, "Value too small") }
+            client.binaryLimit = min(limit, 1 << 24)
+        case "commands":
+            for command in Self.supported.sorted() { r.line("command", command) }
+        case "notcommands": break
+        case "tagtypes":
+            if a.isEmpty {
+                for tag in MPDSong.suppliedTags { r.line("tagtype", tag) }
+            } else {
+                // "clear", "all", "enable …", "disable …": every tag is always sent; clients ignore what they do not need.
+                guard ["clear", "all", "enable", "disable"].contains(a[0]) else { throw MPDAck(.arg, "Unknown sub command") }
+            }
+        case "urlhandlers":
+            for scheme in ["file://", "http://", "https://"] { r.line("handler", scheme) }
+        case "decoders": break
+        case "config": throw MPDAck(.permission, "Command only permitted to local clients")
+        case "channels", "readmessages", "listneighbors": break
+        case "listmounts": r.line("mount", "")
+        case "subscribe", "unsubscribe", "sendmessage": throw .notSupported("client-to-client messaging")
+        case "sticker", "stickernames", "stickertypes": throw .notSupported("the sticker database")
+        case "replay_gain_status": r.line("replay_gain_mode", "off")
+        case "replay_gain_mode", "mixrampdb", "mixrampdelay": throw .notSupported(name)
+        case "clearerror": tracker.clearError()
+        // Status
+        case "status": await status(&r)
+        case "currentsong": try await currentSong(&r)
+        case "stats": try await stats(&r)
+        // Playback
+        case "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur",
+             "setvol", "volume", "getvol", "repeat", "random", "single", "consume", "crossfade":
+            try await playback(name, a, &r)
+        // Queue
+        case "add", "addid", "delete", "deleteid", "move", "moveid", "clear", "shuffle", "swap", "swapid",
+             "playlistinfo", "playlistid", "plchanges", "plchangesposid", "playlistfind", "playlistsearch", "prio", "prioid", "rangeid":
+            try await queueCommand(name, a, &r)
+        // Library
+        case "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
+             "update", "rescan", "albumart", "readpicture":
+            try await libraryCommand(name, a, &r, client: client)
+        // Stored playlists: none exist yet
+        case "listplaylists": break
+        case "listplaylist", "listplaylistinfo", "load", "rm", "rename", "playlistadd", "playlistclear", "playlistdelete",
+             "playlistmove", "searchaddpl", "findaddpl":
+            try count(name, a, 1...4)
+            let playlist = ["searchaddpl", "findaddpl"].contains(name) ? a[0] : a[0]
+            throw MPDAck(.noExist, "No such playlist: \(playlist) (Tonearm has no stored playlists yet)")
+        case "save": throw MPDAck(.system, "saving playlists is not supported by Tonearm yet")
+        // Outputs: the one configured sink
+        case "outputs":
+            r.line("outputid", 0)
+            r.line("outputname", outputName)
+            r.line("plugin", "gstreamer")
+            r.line("outputenabled", 1)
+        case "enableoutput", "disableoutput", "toggleoutput", "outputset":
+            try count(name, a, 1...3)
+            guard a[0] == "0" else { throw MPDAck(.noExist, "No such audio output") }
+            if name != "enableoutput" { throw MPDAck(.system, "Tonearm's one output cannot be switched off") }
+        case "idle", "noidle", "command_list_begin", "command_list_ok_begin", "command_list_end":
+            throw MPDAck(.arg, "\(name) is only allowed on its own")
+        default:
+            throw .unknownCommand(name)
+        }
+    }
+
+    static let supported: Set<String> = [
+        "ping", "password", "binarylimit", "close", "commands", "notcommands", "tagtypes", "urlhandlers", "decoders",
+        "channels", "readmessages", "listmounts", "listneighbors", "replay_gain_status", "clearerror",
+        "status", "currentsong", "stats", "idle", "noidle",
+        "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur", "setvol", "volume", "getvol",
+        "repeat", "random", "single", "consume", "crossfade",
+        "add", "addid", "delete", "deleteid", "move", "moveid", "clear", "shuffle", "swap", "swapid",
+        "playlistinfo", "playlistid", "plchanges", "plchangesposid", "playlistfind", "playlistsearch",
+        "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
+        "update", "rescan", "albumart", "readpicture",
+        "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd", "playlistclear",
+        "playlistdelete", "playlistmove", "outputs", "enableoutput", "disableoutput", "toggleoutput",
+        "command_list_begin", "command_list_ok_begin", "command_list_end",
+    ]
+
+    func count(_ name: String, _ a: [String], _ range: ClosedRange<Int>) throws(MPDAck) {
+        guard range.contains(a.count) else { throw .wrongArgumentCount(name) }
+    }
+
+    // MARK: Status
+
+    func status(_ r: inout Reply) async {
+        let tracker = self.tracker
+        let (view, version, error) = await player.inspect { ($0, tracker.version, tracker.error) }
+        let scanning = librarySource?.isScanning == true
+        r.line("volume", Int((view.volume * 100).rounded()))
+        r.line("repeat", view.loop == .none ? 0 : 1)
+        r.line("random", view.shuffle ? 1 : 0)
+        r.line("single", view.loop == .track ? 1 : 0)
+        r.line("consume", 0)
+        r.line("partition", "default")
+        r.line("playlist", version)
+        r.line("playlistlength", view.tracks.count)
+        r.line("mixrampdb", "0.000000")
+        r.line("state", view.status == .playing ? "play" : view.status == .paused ? "pause" : "stop")
+        if let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) {
+            r.line("song", index)
+            r.line("songid", current.serial ?? 0)
+            if view.status != .stopped {
+                let elapsed = Double(view.position) / 1e6
+                let duration = view.tracks[index].metadata.length.map { Double($0) / 1e6 }
+                r.line("time", "\(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))")
+                r.line("elapsed", String(format: "%.3f", elapsed))
+                if let duration { r.line("duration", String(format: "%.3f", duration)) }
+            }
+        }
+        if let next = view.nextID, let index = view.tracks.firstIndex(where: { $0.id == next }) {
+            r.line("nextsong", index)
+            r.line("nextsongid", next.serial ?? 0)
+        }
+        if scanning { r.line("updating_db", updateJobs.current) }
+        if let error { r.line("error", error) }
+    }
+
+    func currentSong(_ r: inout Reply) async throws(MPDAck) {
+        let view = await player.inspect { $0 }
+        guard let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) else { return }
+        let database = try await library.current()
+        write(view.tracks[index], position: index, database, &r)
+    }
+
+    func stats(_ r: inout Reply) async throws(MPDAck) {
+        let database = try await library.current()
+        r.line("artists", Set(database.songs.flatMap { $0.values("Artist") }).count)
+        r.line("albums", Set(database.songs.flatMap { $0.values("Album") }).count)
+        r.line("songs", database.songs.count)
+        r.line("uptime", Int(Date().timeIntervalSince(started)))
+        r.line("db_playtime", Int(database.songs.reduce(0) { $0 + ($1.duration ?? 0) }))
+        r.line("db_update", Int(await library.updated.timeIntervalSince1970))
+        r.line("playtime", 0)
+    }
+
+    // MARK: Songs
+
+    /// A queue entry as an mpd song: the library's record when it is indexed, else its own metadata.
+    func song(_ track: Track, _ database: MusicDatabase) -> MPDSong {
+        if let indexed = database.song(uri: track.uri) { return indexed }
+        let m = track.metadata
+        var tags: [(name: String, value: String)] = []
+        for artist in m.artists { tags.append(("Artist", artist)) }
+        for artist in m.albumArtists { tags.append(("AlbumArtist", artist)) }
+        if let title = m.title { tags.append(("Title", title)) }
+        if let album = m.album { tags.append(("Album", album)) }
+        if let n = m.trackNumber { tags.append(("Track", String(n))) }
+        if let d = m.discNumber { tags.append(("Disc", String(d))) }
+        for genre in m.genres { tags.append(("Genre", genre)) }
+        let file = database.file(forURI: track.uri) ?? (track.uri.hasPrefix("file://") ? (URL(string: track.uri)?.path ?? track.uri) : track.uri)
+        return MPDSong(file: file, uri: track.uri, tags: tags, duration: m.length.map { Double($0) / 1e6 }, artURL: m.artUrl)
+    }
+
+    func write(_ track: Track, position: Int, _ database: MusicDatabase, _ r: inout Reply) {
+        r.append(song(track, database).lines())
+        r.line("Pos", position)
+        r.line("Id", track.id.serial ?? 0)
+    }
+}
+
+/// Numbers for `update` jobs, as mpd hands them out.
+final class UpdateJobs: Sendable {
+    private let counter = Mutex(0)
+    var current: Int { counter.withLock { max(1, $0) } }
+    func next() -> Int { counter.withLock { $0 += 1; return $0 } }
+}

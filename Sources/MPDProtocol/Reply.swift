@@ -1,0 +1,26 @@
+/// A reply being written: `key: value` lines, raw text and binary chunks, as bytes.
+public struct Reply: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func line(_ key: String, _ value: String) {
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(contentsOf: ": ".utf8)
+        bytes.append(contentsOf: value.utf8)
+        bytes.append(0x0a)
+    }
+
+    public mutating func line<N: BinaryInteger>(_ key: String, _ value: N) { line(key, String(value)) }
+
+    public mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    /// `binary: N`, the bytes, and a newline.
+    public mutating func binary(_ data: some Collection<UInt8>) {
+        line("binary", data.count)
+        bytes.append(contentsOf: data)
+        bytes.append(0x0a)
+    }
+
+    public mutating func append(_ other: Reply) { bytes.append(contentsOf: other.bytes) }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// `[mpd-protocol]`: the MPD protocol server for mpc, ncmpcpp and phone apps. Off unless enabled: any local user
+/// (not only the session's owner, as on the session bus) could otherwise control the player through a TCP port.
+public struct MPDProtocolSettings: Sendable, Equatable {
+    public var enabled = false
+    /// The IP address to listen on; loopback by default, "0.0.0.0" or "::" for the whole network.
+    public var address = "127.0.0.1"
+    /// The TCP port; 0 picks a free one (the log names it).
+    public var port = 6600
+    /// When set, every command but password, ping and close needs it first.
+    public var password: String?
+    /// A Unix socket path to listen on as well.
+    public var unixSocket: String?
+
+    public init() {}
+
+    static let keys = ["enabled", "address", "port", "password", "unix-socket"]
+
+    /// Reads the section; errors name the key and what it takes.
+    public static func parse(_ table: [String: ConfigValue], origin: String) throws -> MPDProtocolSettings {
+        var s = MPDProtocolSettings()
+        for (key, value) in table {
+            switch (key, value) {
+            case ("enabled", .bool(let b)): s.enabled = b
+            case ("enabled", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] enabled must be true or false")
+            case ("address", .string(let a)):
+                guard isIPAddress(a) else {
+                    throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] address must be an IP address such as \"127.0.0.1\" or \"::1\", not \"\(a)\"")
+                }
+                s.address = a
+            case ("address", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] address must be a string such as \"127.0.0.1\"")
+            case ("port", .int(let p)) where (0...65535).contains(p): s.port = p
+            case ("port", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] port must be a number from 0 to 65535 (6600 is mpd's)")
+            case ("password", .string(let p)):
+                guard !p.isEmpty, !p.contains("\n") else {
+                    throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] password must be a non-empty line of text")
+                }
+                s.password = p
+            case ("password", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] password must be a string")
+            case ("unix-socket", .string(let path)):
+                guard path.hasPrefix("/") else {
+                    throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] unix-socket must be an absolute path, not \"\(path)\"")
+                }
+                s.unixSocket = path
+            case ("unix-socket", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] unix-socket must be a path")
+            default:
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' in [mpd-protocol] (known: \(keys.joined(separator: ", ")))")
+            }
+        }
+        return s
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// The section as TOML lines (the password hidden).
+    public func describe(source: String) -> [String] {
+        var lines = ["\n[mpd-protocol]  # \(source)", "enabled = \(enabled)", "address = \(ConfigValue.string(address))", "port = \(port)"]
+        if password != nil { lines.append("password = \"…\"  # set") }
+        if let unixSocket { lines.append("unix-socket = \(ConfigValue.string(unixSocket))") }
+        return lines
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import LocalLibrary
+import MPDProtocol
+
+// The library plugin as the MPD face asks for it: the daemon is the one part that sees both.
+
+extension LocalLibrary: MPDLibrarySource {
+    public var changes: AsyncStream<MPDLibraryChange> {
+        let events = self.events
+        return AsyncStream { continuation in
+            let task = Task {
+                var scanning = false
+                for await event in events {
+                    switch event {
+                    case .scanProgress:
+                        // mpd says "update" when a scan starts and when it ends, not at every step.
+                        if !scanning { continuation.yield(.scanning) }
+                        scanning = true
+                    case .scanFinished:
+                        scanning = false
+                        continuation.yield(.scanFinished)
+                    case .changed:
+                        continuation.yield(.changed)
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func allTracks() async throws -> [MPDLibraryTrack] {
+        try await search([], offset: 0, limit: 0).map { t in
+            MPDLibraryTrack(path: t.path, uri: t.uri, title: t.title, artist: t.artist, album: t.album, albumArtist: t.albumArtist,
+                            genre: t.genre, year: t.year, trackNumber: t.trackNumber, discNumber: t.discNumber,
+                            duration: t.duration, artURL: t.artUrl)
+        }
+    }
+
+    public func startRescan() {
+        Task { _ = try? await scan() }
+    }
+}
