@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0",
+            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0 gstreamer-app-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .systemLibrary(
@@ -32,15 +32,21 @@ let package = Package(
             pkgConfig: "taglib_c",
             providers: [.apt(["libtagc0-dev"])]
         ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
         .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "Waveform", dependencies: ["CPNG"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
-            "Playback",
+            "Playback", "Waveform",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore",
+            "DBus", "TonearmCore", "Waveform",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
@@ -50,7 +56,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearm", dependencies: [
-            "DBus",
+            "DBus", "Waveform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "LocalLibrary", dependencies: [
@@ -73,6 +79,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "WaveformTests", dependencies: ["Waveform", "CPNG"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport"]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
@@ -82,7 +89,7 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "CPNG"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
     ],
     swiftLanguageModes: [.v6]
