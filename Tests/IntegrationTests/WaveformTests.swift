@@ -149,4 +149,86 @@ import Waveform
         expectShapes(try await waveform(d, path, width: 40))
         #expect(try AudiowaveformFormat.readDat(Array([UInt8](try Data(contentsOf: entry))[16...])).count == 160)
     }
+
+    @Test func theCommandWritesPNGSVGJSONAndDat() async throws {
+        let d = try Daemon()
+        let path = try Self.shapes(d)
+        try await d.start()
+        let out = d.home.url
+        let run = try await d.tonearm("waveform", path, "--width", "40", "--height", "100", "--png", out.appendingPathComponent("w.png").path,
+                                      "--svg", out.appendingPathComponent("w.svg").path)
+        #expect(run.status == 0, "\(run)")
+        let image = try #require(DecodedPNG([UInt8](try Data(contentsOf: out.appendingPathComponent("w.png")))))
+        #expect(image.width == 40 && image.height == 100)
+        for x in 0..<10 { #expect(image.drawnRows(x) == [50], "silence at \(x)") }
+        for x in 10..<20 { #expect(image.drawnRows(x).first == 19 && image.drawnRows(x).last == 80, "burst at \(x)") }
+        for x in 20..<40 { #expect(image.drawnRows(x).last! <= 50 && image.drawnRows(x).first! < 50 - (x - 20), "ramp at \(x)") }
+        #expect(try String(contentsOf: out.appendingPathComponent("w.svg"), encoding: .utf8).contains("<path d=\"M0,50L1,50"))
+
+        // Full resolution by default for audiowaveform's formats.
+        #expect(try await d.tonearm("waveform", path, "--json", out.appendingPathComponent("w.json").path,
+                                    "--dat", out.appendingPathComponent("w.dat").path).status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("w.json"))) as? [String: Any])
+        #expect(json["version"] as? Int == 2 && json["channels"] as? Int == 1 && json["bits"] as? Int == 16)
+        #expect(json["sample_rate"] as? Int == 8000 && json["samples_per_pixel"] as? Int == 256 && json["length"] as? Int == 160)
+        let data = try #require(json["data"] as? [Int])
+        #expect(data.count == 320 && data[0..<80].allSatisfy { $0 == 0 } && data[80..<160].allSatisfy { abs($0) == 20_000 })
+        let dat = try AudiowaveformFormat.readDat([UInt8](try Data(contentsOf: out.appendingPathComponent("w.dat"))))
+        #expect(dat.count == 160 && dat.samplesPerPixel == 256 && dat.sampleRate == 8000)
+        #expect(dat.minima.map(Int.init) == stride(from: 0, to: 320, by: 2).map { data[$0] })
+        #expect(dat.maxima.map(Int.init) == stride(from: 1, to: 320, by: 2).map { data[$0] })
+
+        // JSON to standard output; a bad file is the daemon's error (1), a bad option a bad argument (2).
+        let piped = try await d.tonearm("waveform", path, "--width", "4", "--json", "-")
+        #expect(piped.status == 0 && piped.out.hasPrefix("{\"version\":2"))
+        #expect(try await d.tonearm("waveform", try d.garbage("junk.mp3"), "--json", "-").status == 1)
+        #expect(try await d.tonearm("waveform", path, "--width", "0").status == 2)
+        #expect(try await d.tonearm("waveform", d.media.file("missing.wav").path).status == 2)
+    }
+
+    /// The command line for a tmux pane against this daemon.
+    static func command(_ d: Daemon, _ arguments: [String]) -> [String] {
+        let env = d.environment
+        return ["env", "-u", "NO_COLOR", "DBUS_SESSION_BUS_ADDRESS=\(env["DBUS_SESSION_BUS_ADDRESS"]!)", "HOME=\(env["HOME"]!)", "TERM=xterm-256color",
+                Daemon.binDirectory.appendingPathComponent("tonearm").path] + arguments
+    }
+
+    @Test func theTerminalViewsDrawTheWaveform() async throws {
+        let d = try Daemon()
+        // 30 s: alternating 5 s of silence and 5 s of a loud square wave, so both ▁ and █ cells show.
+        var samples: [Int16] = []
+        for block in 0..<6 { samples += (0..<40_000).map { block % 2 == 1 ? ($0 % 2 == 0 ? 30_000 : -30_000) : 0 } }
+        let path = d.media.file("blocks.wav").path
+        try WAV(sampleRate: 8000, channels: 1, samples: samples).write(to: URL(fileURLWithPath: path))
+        try await d.start()
+
+        let drawing = Tmux(socket: "tonearm-wave-\(getpid())")
+        defer { drawing.killServer() }
+        // The pane stays open after the command, so the drawing can be read.
+        try await drawing.start(["sh", "-c", "\"$@\"; sleep 60", "sh"] + Self.command(d, ["waveform", path, "--rows", "4"]))
+        try await drawing.waitFor("draws braille rows") { screen in
+            let rows = screen.filter { $0.unicodeScalars.contains { (0x2801...0x28FF).contains($0.value) } }
+            // Silent stretches are a centre line (dots in the middle rows only); loud ones fill every row.
+            return rows.count == 4 && rows[0].contains("⣿") && screen.contains { $0.contains("0:00") && $0.contains("0:30") }
+        }
+
+        _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([path]), .bool(true)])
+        try await d.waitFor("playing") { try await d.status() == "Playing" }
+        let follow = Tmux(socket: "tonearm-follow-\(getpid())")
+        defer { follow.killServer() }
+        try await follow.start(Self.command(d, ["status", "--follow"]))
+        try await follow.waitFor("shows the waveform as the bar") { screen in
+            screen.contains { $0.contains("blocks") && $0.contains("[▁") && $0.contains("█") && !$0.contains("#") }
+        }
+        // The played part is coloured (green), the rest dim; once the position moves past the first loud block,
+        // green cells include a full block.
+        var coloured = ""
+        let ok = try await eventually(timeout: .seconds(30)) {
+            coloured = try await runProcess("/usr/bin/tmux", ["-L", follow.socket, "capture-pane", "-e", "-p", "-t", follow.session]).out
+            guard let line = coloured.components(separatedBy: "\n").first(where: { $0.contains("blocks") }),
+                  let green = line.range(of: "\u{1B}[32m"), let dim = line.range(of: "\u{1B}[2m") else { return false }
+            return line[green.upperBound..<dim.lowerBound].contains("█")
+        }
+        #expect(ok, "coloured screen:\n\(coloured)")
+    }
 }
