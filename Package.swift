@@ -20,7 +20,7 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0",
+            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0 gstreamer-app-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .systemLibrary(
@@ -35,15 +35,21 @@ let package = Package(
         ),
         .target(name: "CTagFields", linkerSettings: [.linkedLibrary("tag")]),
         .target(name: "TagFields", dependencies: ["CTagFields"]),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
         .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "Waveform", dependencies: ["CPNG"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
-            "Playback",
+            "Playback", "Waveform",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore",
+            "DBus", "TonearmCore", "Waveform",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "MPDProtocol", dependencies: [
@@ -59,7 +65,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearm", dependencies: [
-            "DBus",
+            "DBus", "Waveform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "LocalLibrary", dependencies: [
@@ -82,6 +88,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "WaveformTests", dependencies: ["Waveform", "CPNG"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport"]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
@@ -91,7 +98,7 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "CPNG"]),
         .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
         .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),

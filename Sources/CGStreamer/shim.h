@@ -7,6 +7,7 @@
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
 #include <gst/base/gsttypefindhelper.h>
+#include <gst/app/gstappsink.h>
 
 // MARK: - Casts and type checks (GObject macros)
 
@@ -14,6 +15,7 @@ static inline GObject *tn_object(gpointer p) { return G_OBJECT(p); }
 static inline GstObject *tn_gst_object(gpointer p) { return GST_OBJECT(p); }
 static inline GstElement *tn_element(gpointer p) { return GST_ELEMENT(p); }
 static inline GstBin *tn_bin(gpointer p) { return GST_BIN(p); }
+static inline GstAppSink *tn_app_sink(gpointer p) { return GST_APP_SINK(p); }
 static inline gboolean tn_is_element(gpointer p) { return p != NULL && GST_IS_ELEMENT(p); }
 static inline gboolean tn_is_bin(gpointer p) { return p != NULL && GST_IS_BIN(p); }
 

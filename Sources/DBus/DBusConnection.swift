@@ -17,12 +17,10 @@ public final class DBusConnection: Sendable {
         let gate = self.gate
         core.start { call in gate.isOpen ? objects.immediateReply(call) : nil }
         Task.detached { [core, objects, gate] in
-            for await call in core.incomingCalls {
-                await gate.pass()
-                let result = await objects.handle(call)
+            @Sendable func answer(_ call: IncomingCall, _ result: Result<[DBusValue], DBusError>) {
                 if call.noReply {
                     core.enqueue(.reply(nil))
-                    continue
+                    return
                 }
                 let box: MessageBox?
                 switch result {
@@ -33,6 +31,14 @@ public final class DBusConnection: Sendable {
                     box = MessageBox.error(serial: call.serial, destination: call.sender, error: e)
                 }
                 core.enqueue(.reply(box))
+            }
+            for await call in core.incomingCalls {
+                await gate.pass()
+                if objects.answersOutOfOrder(call) {
+                    Task { answer(call, await objects.handle(call)) }
+                    continue
+                }
+                answer(call, await objects.handle(call))
             }
             // Closed: let go of the handlers (they often hold this connection).
             objects.removeAll()

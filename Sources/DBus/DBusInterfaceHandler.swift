@@ -13,6 +13,8 @@ public protocol DBusInterfaceHandler: Sendable {
     func set(_ property: String, _ value: DBusValue) async throws
     /// See the default below: nil unless the handler can answer without waiting.
     func currentValue(_ property: String) -> DBusValue?
+    /// See the default below: false unless a call to `method` may be answered after later calls.
+    func answersOutOfOrder(_ method: String) -> Bool
 }
 
 extension DBusInterfaceHandler {
@@ -20,5 +22,10 @@ extension DBusInterfaceHandler {
     /// thread-safe C query), for reads that must be quick; nil sends the read through `get`. It is used only when
     /// no earlier call is still being handled, so answers keep the order of the calls.
     public func currentValue(_ property: String) -> DBusValue? { nil }
+
+    /// Whether calls to `method` are handled beside the calls after them instead of before them: for a slow method
+    /// (decoding a file) that would otherwise hold every later call of every client. Its reply then comes when it is
+    /// ready, possibly after replies to later calls.
+    public func answersOutOfOrder(_ method: String) -> Bool { false }
 }
 

@@ -72,6 +72,14 @@ final class ObjectTree: Sendable {
         }
     }
 
+    /// Whether the handler of `call` answers it out of order (`DBusInterfaceHandler.answersOutOfOrder`).
+    func answersOutOfOrder(_ call: IncomingCall) -> Bool {
+        guard let handlers = lookup(call.path).handlers else { return false }
+        let handler = call.interface.map { name in handlers.first { $0.interface.name == name } }
+            ?? handlers.first { $0.interface.method(named: call.member) != nil }
+        return handler?.answersOutOfOrder(call.member) ?? false
+    }
+
     /// Handles one call; returns the reply (or error) to send, nil when no reply is wanted.
     func handle(_ call: IncomingCall) async -> Result<[DBusValue], DBusError> {
         let (found, children) = lookup(call.path)

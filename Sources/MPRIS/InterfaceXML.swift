@@ -243,6 +243,18 @@ public enum InterfaceXML {
     </method>
     <!-- Empties the queue and stops. -->
     <method name="Clear"/>
+    <!-- Min/max peaks (16-bit, all channels folded) of Target ("" the current track, a track id, a file URI or an
+       absolute path) at Width pixels (0: the full resolution, 256 samples a pixel); Samples is the length in
+       samples. Decoded once, then cached by content. Errors: org.tonearm.Error.NothingPlaying, NoSuchTrack,
+       NoSuchFile, NotReadable, NotAFile, UnsupportedScheme, Truncated, CannotDecode, TimedOut, InvalidValue. -->
+    <method name="Waveform">
+      <arg name="Target" type="s" direction="in"/>
+      <arg name="Width" type="u" direction="in"/>
+      <arg name="SampleRate" type="u" direction="out"/>
+      <arg name="SamplesPerPixel" type="u" direction="out"/>
+      <arg name="Samples" type="t" direction="out"/>
+      <arg name="Peaks" type="a(nn)" direction="out"/>
+    </method>
     <!-- Emitted every TickInterval while playing, once on pause and once after each seek. -->
     <signal name="Tick">
       <arg name="TrackId" type="o"/>

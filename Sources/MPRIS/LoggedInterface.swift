@@ -7,6 +7,7 @@ struct LoggedInterface: DBusInterfaceHandler {
     let inner: any DBusInterfaceHandler
     let logger: Logger
     var interface: DBusInterfaceDescription { inner.interface }
+    func answersOutOfOrder(_ method: String) -> Bool { inner.answersOutOfOrder(method) }
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
         logger.debug("\(sender) → \(interface.name).\(method)(\(arguments.map(\.description).joined(separator: ", ")))")

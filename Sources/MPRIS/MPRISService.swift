@@ -23,9 +23,10 @@ public final class MPRISService: Sendable {
 
     /// `media`: what MediaPlayer2 reports as playable. `library` and `shares`: the plugins behind Library1 and
     /// Shares1 (not exported when nil). `browsables`: every source with folders, behind Browser1. `quit`: what
-    /// MPRIS Quit does; it is called after the reply is handed over, not awaited by the call.
+    /// MPRIS Quit does; it is called after the reply is handed over, not awaited by the call. `waveforms`: behind
+    /// Player1.Waveform (refused when nil).
     public init(connection: DBusConnection, player: Player, media: any MediaOperations, library: (any LibraryAPI)?,
-                browsables: [any BrowsableSource] = [], shares: (any SharesAPI)? = nil,
+                browsables: [any BrowsableSource] = [], shares: (any SharesAPI)? = nil, waveforms: WaveformService? = nil,
                 logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
@@ -34,7 +35,7 @@ public final class MPRISService: Sendable {
             MediaPlayer2Interface(media: media, quit: quit),
             PlayerInterface(player: player),
             TrackListInterface(player: player),
-            TonearmPlayerInterface(player: player),
+            TonearmPlayerInterface(player: player, waveforms: waveforms),
         ]
         var forwarders: [@Sendable () async -> [Task<Void, Never>]] = []
         if let library {

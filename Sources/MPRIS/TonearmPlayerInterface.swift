@@ -6,6 +6,8 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
     static let name = "org.tonearm.Player1"
     let interface = contract(TonearmPlayerInterface.name)
     let player: Player
+    /// Behind the Waveform method.
+    var waveforms: WaveformService?
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged {
@@ -23,11 +25,16 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             case "Clear":
                 await player.clear()
                 return []
+            case "Waveform":
+                return try await WaveformReply.call(waveforms, target: a[0].stringValue ?? "", width: a[1], player: player)
             default:
                 throw DBusError.unknownMethod(method)
             }
         }
     }
+
+    /// Waveform may decode a whole file: every other call goes on meanwhile.
+    func answersOutOfOrder(_ method: String) -> Bool { method == "Waveform" }
 
     func get(_ property: String) async throws -> DBusValue {
         guard property == "TickInterval" else { throw DBusError.unknownProperty(property) }

@@ -1,5 +1,6 @@
 import Foundation
 import Playback
+import Waveform
 
 /// `MediaOperations` backed by GStreamer (the Playback module): the one the daemon hands to plugins.
 public struct GStreamerMedia: MediaOperations {
@@ -41,6 +42,14 @@ public struct GStreamerMedia: MediaOperations {
         } catch {
             throw error
         }
+    }
+
+    public func waveform(uri: String, samplesPerPixel: Int, timeout: Duration) throws(MediaError) -> WaveformPeaks {
+        var accumulator = PeakAccumulator(samplesPerPixel: samplesPerPixel)
+        let format = try PCMDecoder.decode(uri: uri, timeout: timeout) { samples, channels in
+            accumulator.add(samples, channels: channels)
+        }
+        return accumulator.peaks(sampleRate: format.sampleRate)
     }
 
     public func supportedMimeTypes() -> [String] {

@@ -1,6 +1,7 @@
 import Foundation
 import Playback
 import Synchronization
+import Waveform
 
 /// The media operations a plugin may use without seeing the pipeline: probe, decode check, typefind, export, and
 /// what this machine can decode. The daemon hands plugins an implementation (`GStreamerMedia`); the blocking
@@ -22,6 +23,10 @@ public protocol MediaOperations: Sendable {
     /// file. Blocking.
     func export(source: String, destination: String, mode: ExportMode, plan: ExportPlan?, cancellation: ExportCancellation,
                 progress: (Double) -> Void) throws(MediaError)
+    /// Decodes all of `uri` and bins it into min/max peaks of `samplesPerPixel` frames, all channels folded (counted
+    /// in decoded frames, never from a reported duration); throws `MediaError` when it cannot be read or decoded, or
+    /// takes longer than `timeout`. Blocking.
+    func waveform(uri: String, samplesPerPixel: Int, timeout: Duration) throws(MediaError) -> WaveformPeaks
     /// The MIME types this machine can decode, sorted.
     func supportedMimeTypes() -> [String]
     /// Whether the media framework here has an element named `name` ("fluiddec").

@@ -23,5 +23,7 @@ public struct XDGDirectories: Sendable, Equatable {
     public var configFile: URL { configHome.appendingPathComponent("tonearm/config.toml") }
     public var stateFile: URL { stateHome.appendingPathComponent("tonearm/state.json") }
     public var artCache: URL { cacheHome.appendingPathComponent("tonearm/art") }
+    /// Waveform peaks by content (WaveformService).
+    public var waveformCache: URL { cacheHome.appendingPathComponent("tonearm/waveforms") }
     public var dataFolder: URL { dataHome.appendingPathComponent("tonearm") }
 }

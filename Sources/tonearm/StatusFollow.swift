@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Glibc
+import Waveform
 
 /// `tonearm status --follow`: redraws one live line from Tick and PropertiesChanged
 /// signals on a terminal; prints one line (or JSON object) per Tick otherwise.
@@ -14,6 +15,8 @@ struct StatusFollower {
         case daemonLeft
         case interrupted
         case connectionLost
+        /// The waveform of a track arrived (nil: it cannot be had).
+        case waveform(String, WaveformPeaks?)
     }
 
     func run() async throws {
@@ -49,6 +52,9 @@ struct StatusFollower {
         display.begin()
         defer { display.end() }
         display.show(state)
+        var waveforms = WaveformFetcher(client: client, enabled: display.live, continuation: continuation)
+        waveforms.follow(state.metadata.trackId)
+        defer { waveforms.cancel() }
 
         loop: for await event in events {
             switch event {
@@ -60,6 +66,7 @@ struct StatusFollower {
                 if tick.length > 0, tick.trackId == state.metadata.trackId {
                     state.metadata.length = tick.length
                 }
+                if waveforms.follow(state.metadata.trackId) { display.waveform = nil }
                 display.show(state, isTick: true)
             case .properties(let change):
                 let previousTrack = state.metadata.trackId
@@ -68,6 +75,11 @@ struct StatusFollower {
                     if let value = try? await client.playerProperty(name) { state.apply([name: value]) }
                 }
                 if state.metadata.trackId != previousTrack { state.position = 0 }
+                if waveforms.follow(state.metadata.trackId) { display.waveform = nil }
+                display.show(state, isTick: false)
+            case .waveform(let track, let peaks):
+                guard track == state.metadata.trackId else { continue }
+                display.waveform = peaks
                 display.show(state, isTick: false)
             case .daemonLeft:
                 display.end()
@@ -89,6 +101,8 @@ final class LiveDisplay {
     let live: Bool
     let json: Bool
     private var ended = false
+    /// The current track's waveform, drawn as the progress bar when there is one.
+    var waveform: WaveformPeaks?
     /// The line on screen, redrawn on the way out (over a `^C` echo).
     private var lastLine = ""
 
@@ -104,7 +118,7 @@ final class LiveDisplay {
     /// On a terminal every change redraws; otherwise only ticks (and the first state) print.
     func show(_ state: PlayerState, isTick: Bool = true) {
         if live {
-            lastLine = FollowLine.render(state, columns: Output.terminalColumns ?? 80)
+            lastLine = FollowLine.render(state, columns: Output.terminalColumns ?? 80, waveform: waveform)
             Output.out("\r\u{1B}[2K" + lastLine)
         } else if isTick {
             Output.line(json ? Status.json(state).serialized : FollowLine.render(state, columns: nil))
@@ -154,7 +168,7 @@ enum FollowLine {
 
     /// The line for `state`, fitted into `columns` (minus two, so that neither the line
     /// nor a `^C` echoed after it wraps) when given.
-    static func render(_ state: PlayerState, columns: Int?) -> String {
+    static func render(_ state: PlayerState, columns: Int?, waveform: WaveformPeaks? = nil) -> String {
         let metadata = state.metadata
         let name = metadata.displayName ?? (metadata.trackId == nil ? "nothing playing" : "unknown track")
         let length = metadata.length
@@ -166,20 +180,21 @@ enum FollowLine {
         }
         let room = max(columns - 2, 1)
         // Shrink the bar, then the name, then drop the bar, then cut the whole line.
-        var width = barWidth
+        var width = waveform == nil ? barWidth : WaveformBar.width
         func fixed(_ width: Int) -> Int { head.count + 2 + (width + 2) + 2 + time.count }
         while width > minimumBarWidth, fixed(width) + name.count > room { width -= 1 }
         let nameRoom = room - fixed(width)
         let line: String
         if nameRoom >= 8 {
-            line = head + truncate(name, to: nameRoom) + "  " + bar(state.position, length, width: width) + "  " + time
+            line = head + truncate(name, to: nameRoom) + "  " + bar(state.position, length, width: width, waveform: waveform) + "  " + time
         } else {
             line = head + truncate(name, to: max(room - head.count - 2 - time.count, 1)) + "  " + time
         }
-        return truncate(line, to: room)
+        return WaveformBar.colour(truncate(line, to: room), state: state, width: width, waveform: waveform)
     }
 
-    static func bar(_ position: Int64, _ length: Int64?, width: Int) -> String {
+    static func bar(_ position: Int64, _ length: Int64?, width: Int, waveform: WaveformPeaks? = nil) -> String {
+        if let waveform, let cells = WaveformBar.plain(waveform, width: width) { return "[" + cells + "]" }
         var fraction = 0.0
         if let length, length > 0 {
             fraction = min(1, max(0, Double(position) / Double(length)))
