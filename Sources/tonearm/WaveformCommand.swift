@@ -132,25 +132,40 @@ struct WaveformCommand: AsyncParsableCommand {
         Output.line(Style.dim(left + String(repeating: " ", count: pad) + middle + String(repeating: " ", count: max(1, gap - pad)) + end))
     }
 
-    /// Writes to `path` (`-`: standard output) in one go; a file appears whole or not at all.
+    /// Writes to `path` (`-`: standard output) in one go; a regular file appears whole or not at all. Anything else
+    /// that exists there (/dev/null, a FIFO, a terminal) is written into, never replaced: an atomic write renames a
+    /// new file over the path, which would put a regular file in place of /dev/null.
     private func write(_ bytes: [UInt8], to path: String) throws {
         if path == "-" {
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { throw CLIFailure.refused("cannot write to standard output") }
-                offset += n
-            }
+            try Self.writeAll(bytes, to: 1, what: "standard output")
             return
         }
         let absolute = MediaLocation.absolutePath(path, relativeTo: MediaLocation.workingDirectory())
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: absolute), options: .atomic)
-        } catch {
-            throw CLIFailure.refused("cannot write \(path): \((error as NSError).localizedDescription)")
+        var info = stat()
+        if stat(absolute, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw CLIFailure.refused("cannot write \(path): it is a folder") }
+            let fd = open(absolute, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CLIFailure.refused("cannot write \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            try Self.writeAll(bytes, to: fd, what: path)
+        } else {
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: absolute), options: .atomic)
+            } catch {
+                throw CLIFailure.refused("cannot write \(path): \((error as NSError).localizedDescription)")
+            }
         }
         // The written paths, unless standard output carries one of the outputs.
         if ![png, svg, json, dat].contains("-") { Output.line(absolute) }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, what: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw CLIFailure.refused("cannot write to \(what)") }
+            offset += n
+        }
     }
 }

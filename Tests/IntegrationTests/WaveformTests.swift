@@ -184,6 +184,20 @@ import Waveform
         #expect(try await d.tonearm("waveform", try d.garbage("junk.mp3"), "--json", "-").status == 1)
         #expect(try await d.tonearm("waveform", path, "--width", "0").status == 2)
         #expect(try await d.tonearm("waveform", d.media.file("missing.wav").path).status == 2)
+
+        // A path that is not a regular file is written into, never replaced (an atomic rename would put a regular
+        // file in place of /dev/null): a FIFO stays a FIFO and its reader gets the PNG. A folder is refused.
+        let fifo = out.appendingPathComponent("w.fifo").path, copy = out.appendingPathComponent("from-fifo.png").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = try ChildProcess("/bin/sh", ["-c", "cat '\(fifo)' > '\(copy)'"], captureOutput: false)
+        let intoFifo = try await d.tonearm("waveform", path, "--width", "40", "--png", fifo)
+        #expect(intoFifo.status == 0, "\(intoFifo)")
+        #expect(await reader.wait() == 0)
+        var info = stat()
+        #expect(stat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: copy)).prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+        let intoFolder = try await d.tonearm("waveform", path, "--png", out.path)
+        #expect(intoFolder.status != 0 && FileManager.default.fileExists(atPath: out.path))
     }
 
     /// The command line for a tmux pane against this daemon.
