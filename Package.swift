@@ -34,19 +34,21 @@ let package = Package(
         ),
         .target(name: "CTagFields", linkerSettings: [.linkedLibrary("tag")]),
         .target(name: "TagFields", dependencies: ["CTagFields"]),
+        .target(name: "Lyrics"),
+        .target(name: "LyricsFiles", dependencies: ["Lyrics", "TagFields"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
-            "Playback",
+            "Playback", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore",
+            "DBus", "TonearmCore", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
+            "MPRIS", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -62,7 +64,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/LocalLibrary"),
         .target(name: "MIDI", dependencies: [
-            "TonearmCore",
+            "TonearmCore", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/MIDI"),
         .target(name: "ReceivedShares", dependencies: [
@@ -81,7 +83,8 @@ let package = Package(
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
+        .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),

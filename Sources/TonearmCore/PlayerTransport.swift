@@ -84,6 +84,7 @@ extension Player {
         eventSink.yield(.seeked(position()))
         emitTick()
         if status == .playing { startTicking() }
+        followLyrics()
         publish()
     }
 
