@@ -11,6 +11,7 @@ struct StatusFollower {
     enum Event: Sendable {
         case tick(Tick)
         case properties(PropertyChange)
+        case lyric(LyricsLineEvent)
         case daemonLeft
         case interrupted
         case connectionLost
@@ -23,6 +24,7 @@ struct StatusFollower {
         let ticks = client.ticks()
         let changes = client.playerPropertyChanges()
         let departure = client.daemonDeparture()
+        let lyricLines = client.lyricsLineChanges()
         let feeders = [
             Task {
                 for await tick in ticks { continuation.yield(.tick(tick)) }
@@ -33,6 +35,9 @@ struct StatusFollower {
             },
             Task {
                 for await _ in departure { continuation.yield(.daemonLeft) }
+            },
+            Task {
+                for await line in lyricLines { continuation.yield(.lyric(line)) }
             },
         ]
         let interrupts = InterruptWatch { continuation.yield(.interrupted) }
@@ -46,6 +51,7 @@ struct StatusFollower {
         }
         var state = try await client.state()
         let display = LiveDisplay(live: Output.stdoutIsTerminal && !json, json: json)
+        display.lyric = (try? await client.lyrics())?.currentLine?.text
         display.begin()
         defer { display.end() }
         display.show(state)
@@ -69,6 +75,8 @@ struct StatusFollower {
                 }
                 if state.metadata.trackId != previousTrack { state.position = 0 }
                 display.show(state, isTick: false)
+            case .lyric(let line):
+                display.showLyric(line.index >= 0 ? line.text : nil, state)
             case .daemonLeft:
                 display.end()
                 Output.error("tonearm: the Tonearm daemon left the bus")
@@ -91,6 +99,9 @@ final class LiveDisplay {
     private var ended = false
     /// The line on screen, redrawn on the way out (over a `^C` echo).
     private var lastLine = ""
+    /// The lyrics line being sung, drawn under the live line (StatusLyrics.swift).
+    var lyric: String?
+    var lyricRow: String?
 
     init(live: Bool, json: Bool) {
         self.live = live
@@ -105,9 +116,9 @@ final class LiveDisplay {
     func show(_ state: PlayerState, isTick: Bool = true) {
         if live {
             lastLine = FollowLine.render(state, columns: Output.terminalColumns ?? 80)
-            Output.out("\r\u{1B}[2K" + lastLine)
+            Output.out("\r\u{1B}[2K" + lastLine + drawLyricRow())
         } else if isTick {
-            Output.line(json ? Status.json(state).serialized : FollowLine.render(state, columns: nil))
+            Output.line(json ? StatusLyrics.json(Status.json(state), lyric: lyric).serialized : FollowLine.render(state, columns: nil))
         }
     }
 
@@ -115,7 +126,7 @@ final class LiveDisplay {
     func end() {
         guard live, !ended else { return }
         ended = true
-        Output.out("\r\u{1B}[2K" + lastLine + "\u{1B}[?25h\n")
+        Output.out("\r\u{1B}[2K" + lastLine + (lyricRow.map { "\n\u{1B}[2K" + $0 } ?? "") + "\u{1B}[?25h\n")
     }
 }
 
