@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "TagFields"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
     ],
     swiftLanguageModes: [.v6]
