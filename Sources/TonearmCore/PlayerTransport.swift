@@ -126,6 +126,7 @@ extension Player {
         guard value != rate else { return }
         rate = value
         engine.setRate(value)
+        followLyrics()
         publish()
     }
 

@@ -85,7 +85,16 @@ import Testing
 
         let asText = try await SignalRecorder(d.client, DBusMatchRule(path: Daemon.path, interface: "org.freedesktop.DBus.Properties",
                                                                      member: "PropertiesChanged"))
+        try SMFBytes(format: 0, division: 96, tracks: [Ev.name("Wordless") + Ev.notes(4, ticks: 96) + Ev.end()])
+            .write(to: midiFolder.appendingPathComponent("wordless.mid"))
         try await d.start()
+        // The MIDI browser says which files have words.
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(try await d.tonearm("midi", "ls", "--json").out.utf8)) as? [[String: Any]])
+        #expect(Dictionary(uniqueKeysWithValues: listed.map { ($0["name"] as? String ?? "?", $0["lyrics"] as? Bool) }) == [
+            "song.kar": true, "lyric events.mid": true, "city_blues_redfarn.mid": true, "wordless.mid": false,
+        ])
+        let text = try await d.tonearm("midi", "ls")
+        #expect(text.out.components(separatedBy: "\n").filter { $0.contains("♪") }.count == 3, "\(text.out)")
         try await Self.play(d, kar.path, source: "midi")
         #expect(try await Self.lines(d) == LyricsMedia.karaokeLines)
         #expect(try await d.get(Daemon.tonearm, "LyricsSynced") == .bool(true))
