@@ -14,8 +14,7 @@ public enum LyricsFiles {
             return lyrics
         }
         if let synced = try? TagFields.syncedLyrics(path), !synced.isEmpty {
-            let lines = synced.map { LyricLine(start: Int64($0.milliseconds) * 1000, text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            let lyrics = Lyrics(lines: lines.filter { !$0.text.isEmpty }, source: .sylt)
+            let lyrics = Lyrics(lines: syltLines(synced.map { (Int64($0.milliseconds) * 1000, $0.text) }), source: .sylt)
             if !lyrics.isEmpty { return lyrics }
         }
         if let tag = (try? TagFields.read(path))?["LYRICS"]?.first(where: { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
@@ -23,6 +22,18 @@ public enum LyricsFiles {
             if let lyrics, !lyrics.isEmpty { return lyrics }
         }
         return nil
+    }
+
+    /// SYLT entries as lines: one line each, unless the entries carry line breaks (syllables with a newline where a
+    /// line starts or ends), which are then joined into lines.
+    public static func syltLines(_ entries: [(start: Int64, text: String)]) -> [LyricLine] {
+        if entries.contains(where: { $0.text.contains("\n") || $0.text.contains("\r") }) {
+            return Syllables.join(entries, marks: .init(slashes: false, lineFeedIsParagraph: false))
+        }
+        return entries.compactMap { entry in
+            let text = entry.text.trimmingSpaces()
+            return text.isEmpty ? nil : LyricLine(start: entry.start, text: text)
+        }
     }
 
     /// The `.lrc` file beside `path` with its base name: `Song.lrc` first, else one whose name differs only in case

@@ -64,63 +64,13 @@ public enum MIDILyrics {
         // One encoding for the whole file: a syllable alone may happen to be valid UTF-8 in a Windows-1252 file.
         let utf8 = LegacyText.isUTF8(syllables.flatMap(\.bytes))
         let texts = syllables.map { utf8 ? String(decoding: $0.bytes, as: UTF8.self) : LegacyText.windows1252($0.bytes) }
-        var lines = join(zip(syllables.map(\.seconds), texts).map { ($0, $1) }, karaoke: type == MIDIEvent.Meta.text)
+        let timed = zip(syllables, texts).map { (start: Int64(($0.seconds * 1_000_000).rounded()), text: $1) }
+        // Slashes mark lines in karaoke text; some files with Lyric events use them too.
+        var lines = Syllables.join(timed, marks: .init(slashes: true, lineFeedIsParagraph: true))
         guard !lines.isEmpty else { return nil }
         if lines.count == 1 { lines = splitAtPauses(lines[0]) }
         let titles = headers.filter { $0.letter == "T" }.map(\.value).filter { !$0.isEmpty }
         return Lyrics(lines: lines, source: .midi, title: titles.first, artist: titles.dropFirst().first)
-    }
-
-    /// Syllables into lines at their break marks.
-    static func join(_ syllables: [(seconds: Double, text: String)], karaoke: Bool) -> [LyricLine] {
-        enum Break { case none, line, paragraph }
-        var lines: [LyricLine] = []
-        var current: LyricLine?
-        var pending = Break.none
-        func close() {
-            if var line = current {
-                line.text = line.text.trimmingSpaces()
-                if !line.text.isEmpty { lines.append(line) }
-            }
-            current = nil
-        }
-        func add(_ piece: Substring, at micro: Int64) {
-            guard !piece.isEmpty else { return }
-            if current == nil {
-                guard !piece.trimmingSpaces().isEmpty else { return } // spaces between lines
-                current = LyricLine(start: micro, text: "", startsParagraph: pending == .paragraph && !lines.isEmpty)
-                pending = .none
-            }
-            current!.text += piece
-            if !piece.trimmingSpaces().isEmpty { current!.words.append(LyricWord(start: micro, text: String(piece))) }
-        }
-        for (seconds, raw) in syllables {
-            let micro = Int64((seconds * 1_000_000).rounded())
-            var text = Substring(raw)
-            // `\` and `/` lead a syllable that starts a paragraph or a line (Soft Karaoke; some GM files too).
-            if let first = text.first, first == "\\" || first == "/" {
-                close()
-                pending = first == "\\" || pending == .paragraph ? .paragraph : .line
-                text = text.dropFirst()
-            }
-            var piece = Substring()
-            for character in text {
-                switch character {
-                case "\r", "\n", "\r\n":
-                    add(piece, at: micro)
-                    piece = ""
-                    close()
-                    pending = character == "\n" || pending == .paragraph ? .paragraph : .line
-                case _ where character.unicodeScalars.allSatisfy({ $0.value < 0x20 }):
-                    break
-                default:
-                    piece.append(character)
-                }
-            }
-            add(piece, at: micro)
-        }
-        close()
-        return lines
     }
 
     /// A file with no break marks at all: lines end where the singing pauses.
