@@ -231,10 +231,30 @@ import Testing
         #expect(jsonLines.count == 10)
         #expect(jsonLines[9]["start"] as? Double == 19.0 && jsonLines[9]["text"] as? String == "Line 10")
 
-        let tmux = Tmux(socket: "tonearm-lyrics-\(getpid())")
-        defer { tmux.killServer() }
+        // Off a terminal: one line per change, or one JSON object.
         let env = d.environment
         let tonearm = Daemon.binDirectory.appendingPathComponent("tonearm").path
+        for json in [false, true] {
+            let follower = try ChildProcess(tonearm, ["lyrics", "--follow"] + (json ? ["--json"] : []), environment: env, captureOutput: true)
+            let printed = LineCollector(follower)
+            try await d.waitFor("the line being sung first") { !printed.lines.isEmpty }
+            _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(9_300_000)])
+            try await d.waitFor("the line after the seek") { printed.lines.count >= 2 }
+            follower.signal(SIGTERM)
+            #expect(await follower.wait() == 0)
+            if json {
+                let objects = printed.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(objects.count == 2 && objects[1]["index"] as? Int == 4 && objects[1]["start"] as? Double == 9.0
+                        && objects[1]["text"] as? String == "Line 5" && objects[1]["trackId"] as? String == id, "\(printed.lines)")
+            } else {
+                #expect(printed.lines.prefix(2) == ["[0:05.00] Line 3", "[0:09.00] Line 5"])
+            }
+            _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(5_500_000)])
+            try await d.waitFor("back at line 3") { try await d.get(Daemon.tonearm, "LyricsLine") == .int32(2) }
+        }
+
+        let tmux = Tmux(socket: "tonearm-lyrics-\(getpid())")
+        defer { tmux.killServer() }
         let prefix = ["env", "DBUS_SESSION_BUS_ADDRESS=\(env["DBUS_SESSION_BUS_ADDRESS"]!)", "HOME=\(env["HOME"]!)"]
         try await tmux.start(prefix + [tonearm, "lyrics", "--follow"])
         try await tmux.waitFor("highlights line 3") { screen in
