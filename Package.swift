@@ -40,16 +40,18 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        .target(name: "Lyrics"),
+        .target(name: "LyricsFiles", dependencies: ["Lyrics", "TagFields"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Waveform", dependencies: ["CPNG"]),
         .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
-            "Playback", "Waveform",
+            "Playback", "Waveform", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "MPRIS", dependencies: [
-            "DBus", "TonearmCore", "Waveform",
+            "DBus", "TonearmCore", "Waveform", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "MPDProtocol", dependencies: [
@@ -59,7 +61,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares",
+            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -75,7 +77,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/LocalLibrary"),
         .target(name: "MIDI", dependencies: [
-            "TonearmCore",
+            "TonearmCore", "Lyrics",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/MIDI"),
         .target(name: "ReceivedShares", dependencies: [
@@ -95,10 +97,11 @@ let package = Package(
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
+        .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "CPNG"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "CPNG", "TagFields"]),
         .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
         .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),

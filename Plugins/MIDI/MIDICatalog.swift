@@ -38,7 +38,7 @@ final class MIDICatalog: Sendable {
            known.modified.tv_sec == modified.tv_sec, known.modified.tv_nsec == modified.tv_nsec {
             return known.result
         }
-        let karaoke = (path as NSString).pathExtension.lowercased() == "kar"
+        let karaoke = Self.isKaraoke(path)
         let result: Result<Parsed, SMFError>
         do {
             let file = try SMFReader.read(contentsOf: URL(fileURLWithPath: path))
@@ -48,6 +48,11 @@ final class MIDICatalog: Sendable {
         }
         entries.withLock { $0[path] = Entry(size: size, modified: modified, result: result) }
         return result
+    }
+
+    /// A `.kar` name: its text events are the words.
+    static func isKaraoke(_ path: String) -> Bool {
+        (path as NSString).pathExtension.lowercased() == "kar"
     }
 
     /// Parses many files at once on every core (a folder of thousands lists in one go).

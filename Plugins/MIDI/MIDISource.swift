@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Lyrics
 import Synchronization
 import TonearmCore
 
@@ -73,6 +74,19 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
     public func trackStarted(_ metadata: TrackMetadata) async {
         guard let url = URL(string: metadata.url), url.isFileURL, let relative = relativePath(of: url) else { return }
         remember(relative)
+    }
+
+    // MARK: Lyrics
+
+    /// The words of the MIDI file at `url`, timed as the listener hears them (the rendition keeps the tempo map's
+    /// times); nil when it is not a MIDI file or has none.
+    public func lyrics(for url: URL) async -> Lyrics? {
+        guard canResolve(url) else { return nil }
+        let path = url.path
+        return try? await onWorkQueue { [catalog] in
+            guard case .success(let parsed)? = catalog.parse(path) else { return nil }
+            return MIDILyrics.extract(parsed.file, karaoke: MIDICatalog.isKaraoke(path))
+        }
     }
 
     // MARK: Browsing

@@ -218,7 +218,7 @@ public enum InterfaceXML {
 """#,
         "org.tonearm.Player1": #"""
 <node>
-  <!-- Tonearm's additions to MPRIS: periodic time events, queue editing, error reports. -->
+  <!-- Tonearm's additions to MPRIS: periodic time events, queue editing, error reports, lyrics. -->
   <interface name="org.tonearm.Player1">
     <!-- Appends URIs (or local paths) to the queue; returns their track ids. -->
     <method name="Enqueue">
@@ -270,6 +270,21 @@ public enum InterfaceXML {
     </signal>
     <!-- Tick interval in microseconds (10000 to 60000000). -->
     <property name="TickInterval" type="x" access="readwrite"/>
+    <!-- The line being sung changed: its index in Lyrics and start (µs), or -1, -1 and "" before the first line, with untimed lyrics or none; also after seeks and on track change. -->
+    <signal name="LyricsLineChanged">
+      <arg name="TrackId" type="o"/>
+      <arg name="Index" type="i"/>
+      <arg name="Start" type="x"/>
+      <arg name="Text" type="s"/>
+    </signal>
+    <!-- The current track's lyrics: (start µs or -1 when untimed, text, words as (start µs, text)); empty when none was found. -->
+    <property name="Lyrics" type="a(xsa(xs))" access="read"/>
+    <!-- Whether Lyrics are timed. -->
+    <property name="LyricsSynced" type="b" access="read"/>
+    <!-- Where Lyrics came from: "midi", "lrc", "sylt", "tag", or "" when there are none. -->
+    <property name="LyricsSource" type="s" access="read"/>
+    <!-- The index in Lyrics of the line being sung now; -1 before the first line, with untimed lyrics or none. -->
+    <property name="LyricsLine" type="i" access="read"/>
   </interface>
 </node>
 """#,

@@ -146,6 +146,8 @@ final class EventForwarder: Sendable {
         case .tickIntervalChanged(let interval):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
+        case .lyricsChanged, .lyricsLineChanged:
+            LyricsEncoding.forward(event, on: connection, path: path)
         }
     }
 }

@@ -3,7 +3,8 @@ import TonearmCore
 
 /// MPRIS metadata maps (a{sv}) built from tracks.
 enum MetadataEncoding {
-    static func encode(_ track: Track?) -> DBusValue {
+    /// `lyrics`: the track's lyrics as plain text (`xesam:asText`), when known.
+    static func encode(_ track: Track?, lyrics: String? = nil) -> DBusValue {
         guard let track else { return .vardict(["mpris:trackid": .objectPath(TrackID.noTrack.path)]) }
         let m = track.metadata
         var d: [String: DBusValue] = [
@@ -19,6 +20,7 @@ enum MetadataEncoding {
         if let n = m.trackNumber { d["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
         if let n = m.discNumber { d["xesam:discNumber"] = .int32(Int32(clamping: n)) }
         if !m.genres.isEmpty { d["xesam:genre"] = .stringArray(m.genres) }
+        if let lyrics { d["xesam:asText"] = .string(lyrics) }
         return .vardict(d)
     }
 }

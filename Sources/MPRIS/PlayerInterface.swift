@@ -82,7 +82,7 @@ struct PlayerInterface: DBusInterfaceHandler {
             "LoopStatus": .string(s.loop.rawValue),
             "Rate": .double(s.rate),
             "Shuffle": .bool(s.shuffle),
-            "Metadata": MetadataEncoding.encode(s.current),
+            "Metadata": MetadataEncoding.encode(s.current, lyrics: s.lyricsText),
             "Volume": .double(s.volume),
             "MinimumRate": .double(Player.minimumRate),
             "MaximumRate": .double(Player.maximumRate),

@@ -37,6 +37,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
     func answersOutOfOrder(_ method: String) -> Bool { method == "Waveform" }
 
     func get(_ property: String) async throws -> DBusValue {
+        if LyricsEncoding.properties.contains(property), let value = await LyricsEncoding.values(of: player)[property] { return value }
         guard property == "TickInterval" else { throw DBusError.unknownProperty(property) }
         return .int64(Self.microseconds(await player.currentInterval))
     }

@@ -43,6 +43,9 @@ public actor Player {
     var tickTask: Task<Void, Never>?
     /// Set by `shutdown`: nothing is saved or announced after it.
     var isShutDown = false
+    /// Where lyrics come from (nil: no lyrics), and the current track's (PlayerLyrics.swift).
+    let lyricsFinder: LyricsFinder?
+    var lyricsFollow = LyricsFollow()
 
     /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
     final class EventSink: Sendable {
@@ -78,8 +81,10 @@ public actor Player {
     public nonisolated var announced: PlayerSnapshot? { announcedSnapshot.withLock { $0 } }
 
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
-                tickInterval: Duration = .seconds(1), logger: Logger = Logger(label: "tonearm.player")) {
+                tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
+                logger: Logger = Logger(label: "tonearm.player")) {
         self.engine = engine
+        self.lyricsFinder = lyricsFinder
         self.plugins = plugins
         self.stateStore = stateStore
         self.artCache = artCache
@@ -136,6 +141,7 @@ public actor Player {
         engine.shutdown()
         for task in tasks { task.cancel() }
         tickTask?.cancel()
+        stopFollowingLyrics()
         enrichQueue?.finish()
         eventSink.finish()
     }
@@ -188,10 +194,12 @@ public actor Player {
         let isLoaded = hasCurrent && loadedToken != nil && loadedToken == queue.currentID?.serial
         s.canSeek = isLoaded && (pipelineSeeks || queue.current.map(Self.knownSeekable) == true)
         s.trackIDs = queue.ids
+        if let id = queue.currentID, lyricsFollow.trackID == id { s.lyricsText = lyricsFollow.text }
         return s
     }
 
     func publish() {
+        followLyricsTrack()
         let s = makeSnapshot()
         guard s != lastSnapshot else { return }
         lastSnapshot = s
@@ -239,6 +247,7 @@ public actor Player {
         } else if tickTask != nil {
             stopTicking()
         }
+        followLyrics()
     }
 
     private func tick(_ generation: Int) -> Bool {
@@ -248,6 +257,7 @@ public actor Player {
             return false
         }
         emitTick()
+        followLyrics()
         return true
     }
 }

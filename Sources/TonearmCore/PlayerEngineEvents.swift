@@ -49,6 +49,7 @@ extension Player {
             _ = ns
             guard TrackID(serial: item.token) == loaded else { return }
             if status == .playing { startTicking() }
+            followLyrics()
             publish()
         case .finished(let item):
             let id = TrackID(serial: item.token)

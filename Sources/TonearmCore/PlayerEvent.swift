@@ -1,3 +1,5 @@
+import Lyrics
+
 /// Everything the player's bus face needs to know to keep clients current.
 public enum PlayerEvent: Sendable, Equatable {
     /// Some property may have changed; the snapshot holds all of them.
@@ -14,6 +16,10 @@ public enum PlayerEvent: Sendable, Equatable {
     case trackFailed(TrackID, uri: String, error: TonearmError)
     /// The tick interval changed.
     case tickIntervalChanged(Duration)
+    /// The current track's lyrics were found (or are gone: nil).
+    case lyricsChanged(TrackID?, Lyrics?)
+    /// The line being sung changed (index -1, start -1 and empty text: none, before the first line or untimed).
+    case lyricsLineChanged(TrackID, index: Int, start: Int64, text: String)
 }
 
 /// The player's state as MPRIS properties see it.
@@ -30,6 +36,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var canPause = false
     public var canSeek = false
     public var trackIDs: [TrackID] = []
+    /// The current track's lyrics as plain text (MPRIS `xesam:asText`), once found.
+    public var lyricsText: String?
 
     public init() {}
 }

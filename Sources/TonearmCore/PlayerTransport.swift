@@ -84,6 +84,7 @@ extension Player {
         eventSink.yield(.seeked(position()))
         emitTick()
         if status == .playing { startTicking() }
+        followLyrics()
         publish()
     }
 
@@ -125,6 +126,7 @@ extension Player {
         guard value != rate else { return }
         rate = value
         engine.setRate(value)
+        followLyrics()
         publish()
     }
 

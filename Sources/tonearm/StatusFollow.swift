@@ -12,6 +12,7 @@ struct StatusFollower {
     enum Event: Sendable {
         case tick(Tick)
         case properties(PropertyChange)
+        case lyric(LyricsLineEvent)
         case daemonLeft
         case interrupted
         case connectionLost
@@ -26,6 +27,7 @@ struct StatusFollower {
         let ticks = client.ticks()
         let changes = client.playerPropertyChanges()
         let departure = client.daemonDeparture()
+        let lyricLines = client.lyricsLineChanges()
         let feeders = [
             Task {
                 for await tick in ticks { continuation.yield(.tick(tick)) }
@@ -36,6 +38,9 @@ struct StatusFollower {
             },
             Task {
                 for await _ in departure { continuation.yield(.daemonLeft) }
+            },
+            Task {
+                for await line in lyricLines { continuation.yield(.lyric(line)) }
             },
         ]
         let interrupts = InterruptWatch { continuation.yield(.interrupted) }
@@ -49,6 +54,7 @@ struct StatusFollower {
         }
         var state = try await client.state()
         let display = LiveDisplay(live: Output.stdoutIsTerminal && !json, json: json)
+        display.lyric = (try? await client.lyrics())?.currentLine?.text
         display.begin()
         defer { display.end() }
         display.show(state)
@@ -81,6 +87,8 @@ struct StatusFollower {
                 guard track == state.metadata.trackId else { continue }
                 display.waveform = peaks
                 display.show(state, isTick: false)
+            case .lyric(let line):
+                display.showLyric(line.index >= 0 ? line.text : nil, state)
             case .daemonLeft:
                 display.end()
                 Output.error("tonearm: the Tonearm daemon left the bus")
@@ -105,6 +113,9 @@ final class LiveDisplay {
     var waveform: WaveformPeaks?
     /// The line on screen, redrawn on the way out (over a `^C` echo).
     private var lastLine = ""
+    /// The lyrics line being sung, drawn under the live line (StatusLyrics.swift).
+    var lyric: String?
+    var lyricRow: String?
 
     init(live: Bool, json: Bool) {
         self.live = live
@@ -119,9 +130,9 @@ final class LiveDisplay {
     func show(_ state: PlayerState, isTick: Bool = true) {
         if live {
             lastLine = FollowLine.render(state, columns: Output.terminalColumns ?? 80, waveform: waveform)
-            Output.out("\r\u{1B}[2K" + lastLine)
+            Output.out("\r\u{1B}[2K" + lastLine + drawLyricRow())
         } else if isTick {
-            Output.line(json ? Status.json(state).serialized : FollowLine.render(state, columns: nil))
+            Output.line(json ? StatusLyrics.json(Status.json(state), lyric: lyric).serialized : FollowLine.render(state, columns: nil))
         }
     }
 
@@ -129,7 +140,7 @@ final class LiveDisplay {
     func end() {
         guard live, !ended else { return }
         ended = true
-        Output.out("\r\u{1B}[2K" + lastLine + "\u{1B}[?25h\n")
+        Output.out("\r\u{1B}[2K" + lastLine + (lyricRow.map { "\n\u{1B}[2K" + $0 } ?? "") + "\u{1B}[?25h\n")
     }
 }
 

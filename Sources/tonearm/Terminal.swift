@@ -14,6 +14,8 @@ final class RawTerminal: @unchecked Sendable {
 
     /// Switches standard input to raw mode; nil when standard input or output is not a terminal.
     init?() {
+        // A failed init still runs deinit: nothing is to be restored then.
+        restored = true
         guard isatty(0) == 1, isatty(1) == 1, tcgetattr(0, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
@@ -21,6 +23,7 @@ final class RawTerminal: @unchecked Sendable {
         raw.c_cc.6 = 1 // VMIN
         raw.c_cc.5 = 0 // VTIME
         guard tcsetattr(0, TCSAFLUSH, &raw) == 0 else { return nil }
+        restored = false
         Output.out("\u{1B}[?1049h\u{1B}[?25l")
     }
 

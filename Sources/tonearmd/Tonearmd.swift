@@ -145,7 +145,7 @@ struct Tonearmd: AsyncParsableCommand {
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
         // in the music folders with indexed tags and art; then any other file.
         let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }], stateStore: store,
-                            artCache: artCache, tickInterval: settings.tickInterval)
+                            artCache: artCache, tickInterval: settings.tickInterval, lyricsFinder: LyricsSources.finder(midi: midi))
         let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                     logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)

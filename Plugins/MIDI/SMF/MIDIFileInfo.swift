@@ -1,4 +1,5 @@
 import Foundation
+import Lyrics
 
 /// What a person wants to know about a MIDI file before playing it.
 public struct MIDIFileInfo: Sendable, Equatable {
@@ -12,7 +13,7 @@ public struct MIDIFileInfo: Sendable, Equatable {
     public var channelCount: Int
     /// General MIDI names of the programs chosen, in order of first use, plus "Percussion" for channel 10.
     public var instruments: [String]
-    /// Lyric events, or karaoke (.kar) text.
+    /// Lyric events, or karaoke (.kar) text: whether `MIDILyrics` finds words.
     public var hasLyrics: Bool
     public var copyright: String?
     /// The first time signature ("3/4").
@@ -38,8 +39,6 @@ public struct MIDIFileInfo: Sendable, Equatable {
         var keySignature: String?
         var channels = Set<UInt8>()
         var instruments: [String] = []
-        var lyrics = false
-        var karaokeText = false
         for track in file.tracks {
             for event in track.events {
                 switch event.kind {
@@ -59,15 +58,10 @@ public struct MIDIFileInfo: Sendable, Equatable {
                         title = Self.text(data)
                     case MIDIEvent.Meta.copyright where copyright == nil:
                         copyright = Self.text(data)
-                    case MIDIEvent.Meta.lyric:
-                        lyrics = lyrics || Self.text(data) != nil
                     case MIDIEvent.Meta.text:
-                        if let text = Self.text(data) {
-                            if text.hasPrefix("@K") { karaokeText = true }
-                            if text.hasPrefix("@T"), karaokeTitle == nil, let t = Self.text(Array(text.utf8.dropFirst(2))) {
-                                karaokeTitle = t
-                            }
-                            if karaoke, !text.hasPrefix("@") { karaokeText = true }
+                        if let text = Self.text(data), text.hasPrefix("@T"), karaokeTitle == nil,
+                           let t = Self.text(Array(text.utf8.dropFirst(2))) {
+                            karaokeTitle = t
                         }
                     case MIDIEvent.Meta.timeSignature where timeSignature == nil && data.count >= 2:
                         timeSignature = "\(data[0])/\(1 << min(Int(data[1]), 16))"
@@ -87,12 +81,12 @@ public struct MIDIFileInfo: Sendable, Equatable {
         self.keySignature = keySignature
         self.channelCount = channels.count
         self.instruments = instruments
-        self.hasLyrics = lyrics || karaokeText
+        self.hasLyrics = MIDILyrics.extract(file, karaoke: karaoke) != nil
     }
 
-    /// Meta event text: UTF-8 when valid, else Latin-1 (what older files use); trimmed; nil when empty.
+    /// Meta event text: UTF-8 when valid, else Windows-1252 (what older files use); trimmed; nil when empty.
     static func text(_ bytes: [UInt8]) -> String? {
-        let raw = String(validating: bytes, as: UTF8.self) ?? String(bytes.map { Character(Unicode.Scalar($0)) })
+        let raw = LegacyText.decode(bytes)
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines.union(.controlCharacters))
         return trimmed.isEmpty ? nil : trimmed
     }
