@@ -32,10 +32,15 @@ let package = Package(
             pkgConfig: "taglib_c",
             providers: [.apt(["libtagc0-dev"])]
         ),
+        .systemLibrary(
+            name: "CEBUR128",
+            pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]
+        ),
         .target(name: "CTagFields", linkerSettings: [.linkedLibrary("tag")]),
         .target(name: "TagFields", dependencies: ["CTagFields"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
-        .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
             "Playback",
             .product(name: "Logging", package: "swift-log"),
@@ -84,7 +89,7 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "TagFields"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
     ],
     swiftLanguageModes: [.v6]

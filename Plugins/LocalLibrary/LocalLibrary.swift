@@ -334,6 +334,7 @@ public final class LocalLibrary: SourcePlugin {
         if let genre = tags.genre { out.genres = [genre] }
         out.length = Int64((tags.duration * 1_000_000).rounded())
         if let picture = tags.picture, let art = try? artCache.store(picture) { out.artUrl = art.absoluteString }
+        out.loudness = tags.loudness ?? out.loudness
         return out
     }
 

@@ -258,6 +258,12 @@ public enum InterfaceXML {
     </signal>
     <!-- Tick interval in microseconds (10000 to 60000000). -->
     <property name="TickInterval" type="x" access="readwrite"/>
+    <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
+    <property name="ReplayGainMode" type="s" access="readwrite"/>
+    <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->
+    <property name="ReplayGain" type="d" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
   </interface>
 </node>
 """#,

@@ -145,6 +145,9 @@ final class EventForwarder: Sendable {
         case .tickIntervalChanged(let interval):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
+        case .replayGainModeChanged(let mode):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["ReplayGainMode": .string(mode.rawValue)])
         }
     }
 }

@@ -28,6 +28,8 @@ public struct Configuration: Sendable, Equatable {
     public var audioSink = "autoaudiosink"
     /// How often `Tick` is emitted while playing.
     public var tickInterval: Duration = .seconds(1)
+    /// `[playback.replaygain]`: loudness levelling.
+    public var replayGain = ReplayGainSettings()
     /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// Where each top-level key came from.
@@ -69,6 +71,16 @@ public struct Configuration: Sendable, Equatable {
                 config.tickInterval = try parseTickInterval(seconds: Double(seconds), origin: origin)
             case ("tick-interval", _):
                 throw TonearmError("InvalidConfig", "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
+            case ("playback", .table(let playback)):
+                for (name, section) in playback {
+                    guard name == "replaygain", case .table(let table) = section else {
+                        throw TonearmError("InvalidConfig", "\(origin): unknown setting 'playback.\(name)' (known: [playback.replaygain])")
+                    }
+                    config.replayGain = try ReplayGainSettings(section: table, origin: origin)
+                    for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
+                }
+            case ("playback", _):
+                throw TonearmError("InvalidConfig", "\(origin): playback must be a table such as [playback.replaygain]")
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
                     guard case .table(let s) = section else {
@@ -77,7 +89,7 @@ public struct Configuration: Sendable, Equatable {
                     config.pluginSections[name] = s
                 }
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [plugins.NAME])")
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [playback.replaygain], [plugins.NAME])")
             }
             config.sources[key] = .file
         }
@@ -102,6 +114,8 @@ public struct Configuration: Sendable, Equatable {
             "audio-sink = \(ConfigValue.string(audioSink))  # \(sources["audio-sink"]?.rawValue ?? "default")",
             "tick-interval = \(Double(tickInterval.components.seconds) + Double(tickInterval.components.attoseconds) / 1e18)  # \(sources["tick-interval"]?.rawValue ?? "default")",
         ]
+        lines.append("\n[playback.replaygain]")
+        lines += replayGain.describe { sources["playback.replaygain.\($0)"] ?? .defaultValue }
         for name in pluginSections.keys.sorted() {
             lines.append("\n[plugins.\(name)]")
             for (key, value) in pluginSections[name]!.sorted(by: { $0.key < $1.key }) {

@@ -14,6 +14,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case trackFailed(TrackID, uri: String, error: TonearmError)
     /// The tick interval changed.
     case tickIntervalChanged(Duration)
+    /// The ReplayGain mode changed.
+    case replayGainModeChanged(ReplayGainMode)
 }
 
 /// The player's state as MPRIS properties see it.
