@@ -199,6 +199,19 @@ public enum InterfaceXML {
     <method name="Failures">
       <arg name="Failures" type="a(ss)" direction="out"/>
     </method>
+    <!-- ReplayGain measurement: tracks whose tags carry a gain, measured, waiting, failed; whether it runs now. -->
+    <method name="LoudnessStatus">
+      <arg name="Tagged" type="u" direction="out"/>
+      <arg name="Measured" type="u" direction="out"/>
+      <arg name="Pending" type="u" direction="out"/>
+      <arg name="Failed" type="u" direction="out"/>
+      <arg name="Running" type="b" direction="out"/>
+    </method>
+    <!-- Writes the measured gains into the files as REPLAYGAIN_* tags (only when asked); the count and failures. -->
+    <method name="WriteLoudnessTags">
+      <arg name="Written" type="u" direction="out"/>
+      <arg name="Failures" type="a(ss)" direction="out"/>
+    </method>
     <signal name="ScanProgress">
       <arg name="Done" type="u"/>
       <arg name="Total" type="u"/>

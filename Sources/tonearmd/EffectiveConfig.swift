@@ -33,6 +33,7 @@ struct EffectiveConfig {
         add("library", library, [
             ("folders", .array(folders.map { .string($0.path) })),
             ("scan-on-start", library["scan-on-start"] ?? .bool(true)),
+            ("measure-loudness", library["measure-loudness"] ?? .bool(true)),
         ])
         let midiSection = settings.pluginSections["midi"] ?? [:]
         let midi = try MIDISettings(section: midiSection, musicFolder: music, environment: environment)
