@@ -1,7 +1,7 @@
 import Foundation
 import Playback
 
-/// Loudness measured in a child process (`tonearmd --measure-loudness URI…`) that runs at nice 19 and SCHED_IDLE:
+/// Loudness measured in a child process (`tonearmd --measure-loudness URI…`) that runs at nice 19:
 /// GStreamer's decoding threads come from a pool shared with playback, so lowering their priority in this process
 /// would also slow playback threads that reuse them. The child is stopped (SIGSTOP) while the control says pause.
 struct LoudnessWorker {
@@ -78,9 +78,8 @@ struct LoudnessWorker {
 
     /// The worker's side: lowest priority for this thread and every thread it starts, measure, print the report.
     public static func run(uris: [String]) -> Int32 {
+        // Nice 19, not SCHED_IDLE: on a machine kept busy by other work an idle-class process never runs at all.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        var param = sched_param(sched_priority: 0)
-        _ = sched_setscheduler(0, 5 /* SCHED_IDLE: runs only when nothing else wants the CPU */, &param)
         let group = LoudnessMeter.measure(uris: uris.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).absoluteString : $0 })
         guard let data = try? JSONEncoder().encode(Report(group)) else { return 1 }
         FileHandle.standardOutput.write(data)
