@@ -129,6 +129,12 @@ import Testing
         #expect(try await d.get(Daemon.tonearm, "ReplayGainMode") == .string("track"))
         let bad = try? await d.set(Daemon.tonearm, "ReplayGainMode", .string("loud"))
         #expect(bad == nil, "an unknown mode is refused")
+        // The command line: prints the mode, refuses a bad one before sending anything, sets a good one.
+        #expect(try await d.tonearm("replaygain").out.hasPrefix("track"))
+        #expect(try await d.tonearm("replaygain", "loud").status == 2)
+        _ = try await d.tonearm("replaygain", "album")
+        #expect(try await d.get(Daemon.tonearm, "ReplayGainMode") == .string("album"))
+        _ = try await d.tonearm("replaygain", "track")
         _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([Daemon.uri(hot.path)]), .bool(true)])
         try await d.waitFor("played, then Stopped", timeout: .seconds(60)) {
             try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)

@@ -93,11 +93,17 @@ struct TonearmBench: AsyncParsableCommand {
         let midiFigures = try await midi.measure()
         let fluidsynthVersion = skipPeers ? "skipped" : await Self.fluidsynthVersion()
 
+        let loudness = LoudnessBench(tonearm: tonearm, tonearmd: tonearmdPath, runs: settings.runs, files: quick ? 8 : 40,
+                                     seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: bench.gstRegistry,
+                                     scratch: media.url)
+        let loudnessFigures = try await loudness.measure()
+
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
         var report = Report(measured: Set(["tonearm"] + peers.map(\.label)), scanPeerMeasured: scanPeer != nil,
                             peerStatus: peerStatus, results: results, versions: versions, settings: settings,
                             scanFiles: scanFiles, scanBytes: scanBytes).markdown
         report += midi.markdown(midiFigures, fluidsynthVersion: fluidsynthVersion).joined(separator: "\n") + "\n"
+        report += loudness.markdown(loudnessFigures).joined(separator: "\n") + "\n"
         print(report, terminator: "")
 
         let out = output.map { URL(fileURLWithPath: $0) }
