@@ -37,6 +37,9 @@ struct TonearmBench: AsyncParsableCommand {
     @Flag(help: "Measure tonearm only, not mpv, VLC, mpd or fluidsynth.")
     var skipPeers = false
 
+    @Flag(help: "Only the ReplayGain figures (measurement speed beside loudgain and rganalysis, playback CPU).")
+    var replaygainOnly = false
+
     @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
     var output: String?
 
@@ -73,6 +76,15 @@ struct TonearmBench: AsyncParsableCommand {
         let track = play.appendingPathComponent("sine-60s.wav")
         try WAV.sine(seconds: 60).write(to: track)
         let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
+
+        if replaygainOnly {
+            let loudness = LoudnessBench(tonearm: tonearm, tonearmd: tonearmdPath, runs: settings.runs, files: quick ? 8 : 40,
+                                         seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: media.file("gst-registry.bin").path,
+                                         scratch: media.url)
+            let report = loudness.markdown(try await loudness.measure()).joined(separator: "\n") + "\n"
+            print(report, terminator: "")
+            return
+        }
 
         let bench = Bench(players: [tonearm] + peers, settings: settings,
                           media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
