@@ -33,6 +33,11 @@ let package = Package(
             pkgConfig: "taglib_c",
             providers: [.apt(["libtagc0-dev"])]
         ),
+        .systemLibrary(
+            name: "CEBUR128",
+            pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]
+        ),
         .target(name: "CTagFields", linkerSettings: [.linkedLibrary("tag")]),
         .target(name: "TagFields", dependencies: ["CTagFields"]),
         .systemLibrary(
@@ -44,7 +49,7 @@ let package = Package(
         .target(name: "LyricsFiles", dependencies: ["Lyrics", "TagFields"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Waveform", dependencies: ["CPNG"]),
-        .target(name: "Playback", dependencies: ["CGStreamer", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", .product(name: "Logging", package: "swift-log")]),
         .target(name: "TonearmCore", dependencies: [
             "Playback", "Waveform", "Lyrics",
             .product(name: "Logging", package: "swift-log"),

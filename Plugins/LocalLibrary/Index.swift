@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TonearmCore
 
 /// The SQLite index: tracks (one row per file, keyed by its exact URI) and failures, in WAL mode.
 enum Index {
@@ -59,17 +60,60 @@ enum Index {
                 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2-loudness") { db in
+            // ReplayGain from the tags (dB to −18 LUFS, linear peaks; R128 converted) and Tonearm's own measurement
+            // (integrated loudness in LUFS, sample peak; album figures per album), with the measurement's state:
+            // 0 to measure, 1 measured, 2 could not be measured, 3 tagged (nothing to measure).
+            try db.execute(sql: """
+                ALTER TABLE tracks ADD COLUMN rg_track_gain REAL;
+                ALTER TABLE tracks ADD COLUMN rg_track_peak REAL;
+                ALTER TABLE tracks ADD COLUMN rg_album_gain REAL;
+                ALTER TABLE tracks ADD COLUMN rg_album_peak REAL;
+                ALTER TABLE tracks ADD COLUMN loudness REAL;
+                ALTER TABLE tracks ADD COLUMN peak REAL;
+                ALTER TABLE tracks ADD COLUMN album_loudness REAL;
+                ALTER TABLE tracks ADD COLUMN album_peak REAL;
+                ALTER TABLE tracks ADD COLUMN loudness_state INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE tracks ADD COLUMN loudness_error TEXT;
+                CREATE INDEX tracks_loudness_state ON tracks(loudness_state);
+                -- Rows scanned before hold no gain tags: the next scan reads every file again.
+                UPDATE tracks SET mtime = -1;
+                """)
+        }
         return migrator
     }
 
-    static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url"
+    /// `loudness_state` values.
+    enum LoudnessState: Int {
+        case pending = 0, measured = 1, failed = 2, tagged = 3
+    }
+
+    static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url, "
+        + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak"
 
     static func track(_ row: Row) -> LibraryTrack {
         let artUrl: String? = row["art_url"]
         return LibraryTrack(
             path: row["path"], uri: row["uri"], title: row["title"], artist: row["artist"], album: row["album"],
             albumArtist: row["album_artist"], genre: row["genre"], year: row["year"], trackNumber: row["track_number"],
-            discNumber: row["disc_number"], duration: row["duration"], hasCover: artUrl != nil, artUrl: artUrl)
+            discNumber: row["disc_number"], duration: row["duration"], hasCover: artUrl != nil, artUrl: artUrl,
+            loudness: loudness(row))
+    }
+
+    /// Tags first; what they lack is filled from the measurement (an album gain measured for a track tagged with
+    /// its track gain only).
+    static func loudness(_ row: Row) -> TrackLoudness? {
+        var tagged = TrackLoudness(trackGain: row["rg_track_gain"], trackPeak: row["rg_track_peak"], albumGain: row["rg_album_gain"],
+                                   albumPeak: row["rg_album_peak"], source: .tags)
+        let loudness: Double? = row["loudness"]
+        let albumLoudness: Double? = row["album_loudness"]
+        let measured = TrackLoudness(trackGain: loudness.map(TrackLoudness.gain(forLoudness:)), trackPeak: row["peak"],
+                                     albumGain: albumLoudness.map(TrackLoudness.gain(forLoudness:)), albumPeak: row["album_peak"],
+                                     source: .measured)
+        if tagged.isEmpty { return measured.isEmpty ? nil : measured }
+        if tagged.trackGain == nil { tagged.trackGain = measured.trackGain; tagged.trackPeak = tagged.trackPeak ?? measured.trackPeak }
+        if tagged.albumGain == nil { tagged.albumGain = measured.albumGain; tagged.albumPeak = tagged.albumPeak ?? measured.albumPeak }
+        return tagged
     }
 
     /// SQL for the rows whose URI is `uri` or lies beneath it (URIs are ASCII; '0' follows '/').

@@ -15,7 +15,9 @@ struct IndexWriter {
 
     static let columns = ["uri", "path", "size", "mtime", "art_signature", "title", "artist", "album", "album_artist", "genre",
                           "year", "track_number", "disc_number", "duration", "art_url", "title_key", "artist_key", "album_key",
-                          "album_artist_key", "genre_key", "path_key", "generation"]
+                          "album_artist_key", "genre_key", "path_key", "generation",
+                          "rg_track_gain", "rg_track_peak", "rg_album_gain", "rg_album_peak", "loudness_state",
+                          "loudness", "peak", "album_loudness", "album_peak", "loudness_error"]
     static let insertTrack = "INSERT INTO tracks (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
     static let updateTrack = "UPDATE tracks SET \(columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")) WHERE uri = ?"
 
@@ -73,6 +75,18 @@ struct IndexWriter {
         row.bind(key(tags.genre ?? ""))
         row.bind(pathKey(file.path))
         row.bind(generation)
+        // A new or changed file: its measurement (if any) no longer holds; files without a track gain are measured.
+        let gains = tags.loudness
+        row.bind(gains?.trackGain)
+        row.bind(gains?.trackPeak)
+        row.bind(gains?.albumGain)
+        row.bind(gains?.albumPeak)
+        row.bind(gains?.trackGain == nil ? Index.LoudnessState.pending.rawValue : Index.LoudnessState.tagged.rawValue)
+        row.bindNull()
+        row.bindNull()
+        row.bindNull()
+        row.bindNull()
+        row.bindNull()
         if exists { row.bind(file.uri) }
         try statement.execute()
         if hadFailure { try deleteFailure(db, uri: file.uri) }
@@ -148,12 +162,16 @@ struct RowBinder {
         check(sqlite3_bind_int64(statement, index, value))
     }
 
+    mutating func bind(_ value: Double?) {
+        if let value { bind(value) } else { bindNull() }
+    }
+
     mutating func bind(_ value: Double) {
         index += 1
         check(sqlite3_bind_double(statement, index, value))
     }
 
-    private mutating func bindNull() {
+    mutating func bindNull() {
         index += 1
         check(sqlite3_bind_null(statement, index))
     }

@@ -24,6 +24,11 @@ public final class LocalLibrary: SourcePlugin {
     private let nextSubscriber = Atomic<UInt64>(0)
     private let watcher = Mutex<Watcher?>(nil)
     let scansRunning = Atomic<Int>(0)
+    /// Loudness measurement (LoudnessScan.swift): what measures, whether it runs, whether to go round again.
+    let measurer = Mutex<Measurer?>(nil)
+    let measuring = Atomic<Bool>(false)
+    let measureAgain = Atomic<Bool>(false)
+    let measureQueue = DispatchQueue(label: "tonearm.library.loudness", qos: .background)
 
     /// Whether a scan (asked for, or started by the watcher) is running now.
     public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
@@ -104,7 +109,9 @@ public final class LocalLibrary: SourcePlugin {
     /// read; rows of vanished files are dropped.
     @discardableResult
     public func scan() async throws -> ScanSummary {
-        try await scanQueue.run { try self.performScan(scopes: nil).summary }
+        let summary = try await scanQueue.run { try self.performScan(scopes: nil).summary }
+        measureInBackground()
+        return summary
     }
 
     /// Brings a file that just arrived (a received share) into the index now, by rescanning its folder.
@@ -112,7 +119,10 @@ public final class LocalLibrary: SourcePlugin {
         guard let folder = RawPath(fileURL: file.deletingLastPathComponent().standardizedFileURL) else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             scanQueue.async {
-                do { _ = try self.performScan(scopes: [folder]) } catch {
+                do {
+                    _ = try self.performScan(scopes: [folder])
+                    self.measureInBackground()
+                } catch {
                     self.logger.error("cannot index \(file.path): \(error)")
                 }
                 continuation.resume()
@@ -151,6 +161,7 @@ public final class LocalLibrary: SourcePlugin {
             do {
                 let (_, walked) = try self.performScan(scopes: folders)
                 self.watcher.withLock { $0?.add(walked) }
+                self.measureInBackground()
             } catch {
                 self.logger.error("library rescan failed: \(error)")
             }
@@ -334,6 +345,7 @@ public final class LocalLibrary: SourcePlugin {
         if let genre = tags.genre { out.genres = [genre] }
         out.length = Int64((tags.duration * 1_000_000).rounded())
         if let picture = tags.picture, let art = try? artCache.store(picture) { out.artUrl = art.absoluteString }
+        out.loudness = tags.loudness ?? out.loudness
         return out
     }
 
@@ -359,9 +371,21 @@ public final class LocalLibrary: SourcePlugin {
         }
     }
 
-    /// Starts watching the folders (which also brings the index up to date).
-    /// `[plugins.library] scan-on-start = false` leaves the first scan to `Scan` (large libraries on slow disks).
+    /// Starts watching the folders (which also brings the index up to date), then measures the loudness of files
+    /// with no gain tags in the background. `[plugins.library] scan-on-start = false` leaves the first scan to `Scan`
+    /// (large libraries on slow disks); `measure-loudness = false` turns the measurement off.
     public func start(_ context: PluginContext) async throws {
+        var measure = true
+        if let value = context.config["measure-loudness"] {
+            guard case .bool(let b) = value else {
+                throw TonearmError("InvalidConfig", "[plugins.library] measure-loudness must be true or false")
+            }
+            measure = b
+        }
+        if measure {
+            // Held while a track starts: the worker is stopped until the player hears it.
+            measurer.withLock { $0 = Measurer(media: context.media, control: MeasurementControl { context.isPlayerStartingTrack }) }
+        }
         var scanNow = true
         if let value = context.config["scan-on-start"] {
             guard case .bool(let b) = value else {
@@ -370,9 +394,12 @@ public final class LocalLibrary: SourcePlugin {
             scanNow = b
         }
         try startWatching(scanNow: scanNow)
+        // What an earlier run left (after a scan it starts anyway).
+        if !scanNow { measureInBackground() }
     }
 
     public func stop() async {
         stopWatching()
+        measurer.withLock { $0?.control.cancel() }
     }
 }

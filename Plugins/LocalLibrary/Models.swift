@@ -23,10 +23,13 @@ public struct LibraryTrack: Sendable, Codable, Equatable {
     public var hasCover: Bool
     /// A file:// URL of the cover image in the art cache (embedded picture first, else the folder image).
     public var artUrl: String?
+    /// ReplayGain figures: from the tags, else measured by Tonearm; nil when neither is known yet.
+    public var loudness: TrackLoudness?
 
     public init(path: String, uri: String, title: String, artist: String, album: String, albumArtist: String,
                 genre: String? = nil, year: Int? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-                duration: Double, hasCover: Bool, artUrl: String?) {
+                duration: Double, hasCover: Bool, artUrl: String?, loudness: TrackLoudness? = nil) {
+        self.loudness = loudness
         self.path = path
         self.uri = uri
         self.title = title
@@ -53,6 +56,7 @@ public struct LibraryTrack: Sendable, Codable, Equatable {
         if let genre, !genre.isEmpty { m.genres = [genre] }
         if duration > 0 { m.length = Int64((duration * 1_000_000).rounded()) }
         m.artUrl = artUrl
+        m.loudness = loudness
         return m
     }
 }

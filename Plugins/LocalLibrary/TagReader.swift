@@ -1,5 +1,7 @@
 import CTagLib
 import Foundation
+import TagFields
+import TonearmCore
 
 /// What a file's tags and container say.
 struct FileTags: Sendable, Equatable {
@@ -14,6 +16,8 @@ struct FileTags: Sendable, Equatable {
     var duration: Double = 0
     /// Embedded cover image bytes (front cover preferred).
     var picture: [UInt8]?
+    /// REPLAYGAIN_* / R128_* gains from the tags (TagLib's property map, every format).
+    var loudness: TrackLoudness?
 }
 
 /// Reads tags with TagLib's C API, plus what that API lacks (album artist, disc number, pictures, exact lengths,
@@ -104,6 +108,7 @@ enum TagReader {
         tags.discNumber = container.discNumber
         tags.duration = duration
         tags.picture = container.picture
+        tags.loudness = path.withCString { (try? TagFields.read(String(cString: $0))).flatMap(TrackLoudness.init(tagFields:)) }
         return .tags(tags)
     }
 }

@@ -59,7 +59,9 @@ public final class ChangeTracker: Sendable {
             case .trackFailed(_, let uri, let error):
                 s.error = "\(uri): \(error.message)"
                 return [.player]
-            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged:
+            case .replayGainModeChanged:
+                return [.options]
+            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged:
                 return []
             }
         }

@@ -199,6 +199,19 @@ public enum InterfaceXML {
     <method name="Failures">
       <arg name="Failures" type="a(ss)" direction="out"/>
     </method>
+    <!-- ReplayGain measurement: tracks whose tags carry a gain, measured, waiting, failed; whether it runs now. -->
+    <method name="LoudnessStatus">
+      <arg name="Tagged" type="u" direction="out"/>
+      <arg name="Measured" type="u" direction="out"/>
+      <arg name="Pending" type="u" direction="out"/>
+      <arg name="Failed" type="u" direction="out"/>
+      <arg name="Running" type="b" direction="out"/>
+    </method>
+    <!-- Writes the measured gains into the files as REPLAYGAIN_* tags (only when asked); the count and failures. -->
+    <method name="WriteLoudnessTags">
+      <arg name="Written" type="u" direction="out"/>
+      <arg name="Failures" type="a(ss)" direction="out"/>
+    </method>
     <signal name="ScanProgress">
       <arg name="Done" type="u"/>
       <arg name="Total" type="u"/>
@@ -285,6 +298,12 @@ public enum InterfaceXML {
     <property name="LyricsSource" type="s" access="read"/>
     <!-- The index in Lyrics of the line being sung now; -1 before the first line, with untimed lyrics or none. -->
     <property name="LyricsLine" type="i" access="read"/>
+    <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
+    <property name="ReplayGainMode" type="s" access="readwrite"/>
+    <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->
+    <property name="ReplayGain" type="d" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
   </interface>
 </node>
 """#,

@@ -41,6 +41,14 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
                 // The answer comes as ScanProgress/ScanFinished signals; a long scan must not time the call out.
                 Task { try? await library.rescan() }
                 return []
+            case "LoudnessStatus":
+                let c = try await library.loudnessCounts()
+                return [.uint32(UInt32(c.tagged)), .uint32(UInt32(c.measured)), .uint32(UInt32(c.pending)),
+                        .uint32(UInt32(c.failed)), .bool(c.running)]
+            case "WriteLoudnessTags":
+                let report = try await library.writeMeasuredGains()
+                return [.uint32(UInt32(report.written)),
+                        .array(element: "(ss)", report.failures.map { .structure([.string($0.path), .string($0.reason)]) })]
             case "Failures":
                 let failures = try await library.failures()
                 return [.array(element: "(ss)", failures.map { .structure([.string($0.path), .string($0.reason)]) })]

@@ -148,6 +148,9 @@ final class EventForwarder: Sendable {
                                              changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
         case .lyricsChanged, .lyricsLineChanged:
             LyricsEncoding.forward(event, on: connection, path: path)
+        case .replayGainModeChanged(let mode):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["ReplayGainMode": .string(mode.rawValue)])
         }
     }
 }

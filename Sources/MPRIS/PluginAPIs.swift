@@ -32,6 +32,10 @@ public protocol LibraryAPI: Sendable {
     func failures() async throws -> [Problem]
     /// Scans the music folders (progress and end come as events).
     func rescan() async throws
+    /// ReplayGain measurement: tracks tagged with a gain, measured, waiting, failed; whether it runs.
+    func loudnessCounts() async throws -> (tagged: Int, measured: Int, pending: Int, failed: Int, running: Bool)
+    /// Writes measured gains into the files' tags: how many, and the files that failed.
+    func writeMeasuredGains() async throws -> (written: Int, failures: [Problem])
 }
 
 /// A track artist with counts.

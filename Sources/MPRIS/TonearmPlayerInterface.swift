@@ -1,7 +1,8 @@
+import Foundation
 import DBus
 import TonearmCore
 
-/// org.tonearm.Player1: Tick, its interval, and the queue editing TrackList lacks.
+/// org.tonearm.Player1: Tick, its interval, the queue editing TrackList lacks, and the ReplayGain mode.
 struct TonearmPlayerInterface: DBusInterfaceHandler {
     static let name = "org.tonearm.Player1"
     let interface = contract(TonearmPlayerInterface.name)
@@ -38,16 +39,30 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
 
     func get(_ property: String) async throws -> DBusValue {
         if LyricsEncoding.properties.contains(property), let value = await LyricsEncoding.values(of: player)[property] { return value }
-        guard property == "TickInterval" else { throw DBusError.unknownProperty(property) }
-        return .int64(Self.microseconds(await player.currentInterval))
+        switch property {
+        case "TickInterval": return .int64(Self.microseconds(await player.currentInterval))
+        case "ReplayGainMode": return .string(await player.replayGainMode.rawValue)
+        case "ReplayGain": return .double(20 * log10(max(1e-6, await player.appliedGain)))
+        default: throw DBusError.unknownProperty(property)
+        }
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {
-        guard property == "TickInterval" else { throw DBusError.propertyReadOnly(property) }
-        do {
-            try await player.setTickInterval(.microseconds(value.int64Value ?? 0))
-        } catch let e as TonearmError {
-            throw DBusError.invalidArgs(e.message)
+        switch property {
+        case "TickInterval":
+            do {
+                try await player.setTickInterval(.microseconds(value.int64Value ?? 0))
+            } catch let e as TonearmError {
+                throw DBusError.invalidArgs(e.message)
+            }
+        case "ReplayGainMode":
+            guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
+            // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
+            try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
+        case "ReplayGain":
+            throw DBusError.propertyReadOnly(property)
+        default:
+            throw DBusError.unknownProperty(property)
         }
     }
 

@@ -15,6 +15,8 @@ final class PipelineShell: Sendable {
     nonisolated(unsafe) let playbin: UnsafeMutablePointer<GstElement>
     nonisolated(unsafe) let bus: UnsafeMutablePointer<GstBus>
     let usingNullSink: Bool
+    /// The per-stream ReplayGain filter (playbin's audio-filter).
+    let streamGain: StreamGain
     let logger: Logger
     let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
@@ -48,6 +50,13 @@ final class PipelineShell: Sendable {
         // Audio only: ignore video and subtitle streams; volume in software so every sink has it.
         gst_util_set_object_arg(tn_object(playbin), "flags", "audio+soft-volume")
         tn_object_set_object(playbin, "audio-sink", sink)
+        do {
+            streamGain = try StreamGain()
+        } catch {
+            gst_object_unref(playbin)
+            throw error
+        }
+        tn_object_set_object(playbin, "audio-filter", streamGain.bin)
         self.playbin = playbin
         self.bus = gst_element_get_bus(playbin)
         self.usingNullSink = isNull
@@ -165,6 +174,8 @@ final class PipelineShell: Sendable {
         case .postRejected(let generation):
             post(Self.rejectedName, fields: "gen=(guint64)\(generation)")
         case .setURI(let uri):
+            // A load (hand-overs set their URI in `aboutToFinish`): the machine's item is the one being loaded.
+            if let item = machine.withLock({ $0.currentItem }), item.uri == uri { streamGain.load(item) }
             tn_object_set_string(playbin, "uri", uri)
         case .setState(let state):
             if gst_element_set_state(playbin, Self.gstState(state)) == GST_STATE_CHANGE_FAILURE {
@@ -255,7 +266,15 @@ final class PipelineShell: Sendable {
             effects = machine.withLock { $0.handOver(next, generation: generation) }
         }
         // Only setURI, a wake, a post or a log: nothing here waits for a command.
-        for effect in effects { _ = perform(effect) }
+        for effect in effects {
+            if case .setURI(let uri) = effect {
+                // Queued before the URI is set, so its gain is there when its stream reaches the filter.
+                streamGain.handOver(next)
+                tn_object_set_string(playbin, "uri", uri)
+            } else {
+                _ = perform(effect)
+            }
+        }
     }
 
     // MARK: - Bus thread

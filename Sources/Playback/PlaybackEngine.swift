@@ -83,6 +83,12 @@ public final class PlaybackEngine: Sendable {
     public var volume: Double { shell.volume }
     public func setVolume(_ v: Double) { shell.setVolume(v) }
 
+    /// Sets the ReplayGain factor of an item (linear): at once when its stream plays, else when it starts. An item's
+    /// own `gain` is applied when it is loaded or handed over; this is for changes after that (a new mode).
+    public func setGain(_ gain: Double, forToken token: UInt64) { shell.streamGain.update(token: token, gain: gain) }
+    /// The ReplayGain factor applied to what plays now.
+    public var appliedGain: Double { shell.streamGain.applied }
+
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
     /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.

@@ -6,11 +6,15 @@ public struct PlaybackItem: Sendable, Equatable, Hashable, CustomStringConvertib
     /// reading a local file (its seeking query answers "not seekable", yet it seeks correctly). Seeks sent while the
     /// item opens are then taken and applied once it has prerolled.
     public var knownSeekable: Bool
+    /// The linear factor (ReplayGain) applied to this item's samples from its first one: set when its stream starts,
+    /// so a gapless join changes it at the boundary sample. 1 = unchanged.
+    public var gain: Double
 
-    public init(uri: String, token: UInt64, knownSeekable: Bool = false) {
+    public init(uri: String, token: UInt64, knownSeekable: Bool = false, gain: Double = 1) {
         self.uri = uri
         self.token = token
         self.knownSeekable = knownSeekable
+        self.gain = gain
     }
 
     public var description: String { "#\(token) \(uri)" }

@@ -28,6 +28,8 @@ public struct Configuration: Sendable, Equatable {
     public var audioSink = "autoaudiosink"
     /// How often `Tick` is emitted while playing.
     public var tickInterval: Duration = .seconds(1)
+    /// `[playback.replaygain]`: loudness levelling.
+    public var replayGain = ReplayGainSettings()
     /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// `[mpd-protocol]`: the MPD protocol server.
@@ -71,6 +73,16 @@ public struct Configuration: Sendable, Equatable {
                 config.tickInterval = try parseTickInterval(seconds: Double(seconds), origin: origin)
             case ("tick-interval", _):
                 throw TonearmError("InvalidConfig", "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
+            case ("playback", .table(let playback)):
+                for (name, section) in playback {
+                    guard name == "replaygain", case .table(let table) = section else {
+                        throw TonearmError("InvalidConfig", "\(origin): unknown setting 'playback.\(name)' (known: [playback.replaygain])")
+                    }
+                    config.replayGain = try ReplayGainSettings(section: table, origin: origin)
+                    for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
+                }
+            case ("playback", _):
+                throw TonearmError("InvalidConfig", "\(origin): playback must be a table such as [playback.replaygain]")
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
                     guard case .table(let s) = section else {
@@ -83,7 +95,7 @@ public struct Configuration: Sendable, Equatable {
             case ("mpd-protocol", _):
                 throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] must be a table")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [plugins.NAME], [mpd-protocol])")
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [playback.replaygain], [plugins.NAME], [mpd-protocol])")
             }
             config.sources[key] = .file
         }
@@ -108,6 +120,8 @@ public struct Configuration: Sendable, Equatable {
             "audio-sink = \(ConfigValue.string(audioSink))  # \(sources["audio-sink"]?.rawValue ?? "default")",
             "tick-interval = \(Double(tickInterval.components.seconds) + Double(tickInterval.components.attoseconds) / 1e18)  # \(sources["tick-interval"]?.rawValue ?? "default")",
         ]
+        lines.append("\n[playback.replaygain]")
+        lines += replayGain.describe { sources["playback.replaygain.\($0)"] ?? .defaultValue }
         lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")
         for name in pluginSections.keys.sorted() {
             lines.append("\n[plugins.\(name)]")

@@ -4,8 +4,15 @@ import Waveform
 
 /// `MediaOperations` backed by GStreamer (the Playback module): the one the daemon hands to plugins.
 public struct GStreamerMedia: MediaOperations {
-    /// The GStreamer-backed operations (GStreamer is set up on first use).
-    public init() {}
+    /// An executable that measures loudness in a process of its own at the lowest CPU priority (`tonearmd
+    /// --measure-loudness`); nil measures in this process.
+    public let loudnessWorker: String?
+
+    /// The GStreamer-backed operations (GStreamer is set up on first use). With `loudnessWorker`, loudness is measured
+    /// by that executable in a process of its own, so the decoder's threads never compete with playback.
+    public init(loudnessWorker: String? = nil) {
+        self.loudnessWorker = loudnessWorker
+    }
 
     public func probe(uri: String, timeout: Duration) throws(MediaError) -> ProbedMedia {
         do {
@@ -58,6 +65,13 @@ public struct GStreamerMedia: MediaOperations {
 
     public func hasElement(_ name: String) -> Bool {
         MediaSupport.hasElement(name)
+    }
+
+    public func measureLoudness(uris: [String], control: MeasurementControl) -> LoudnessGroup {
+        guard let loudnessWorker else {
+            return LoudnessMeter.measure(uris: uris, paused: { control.shouldPause }, cancelled: { control.isCancelled })
+        }
+        return LoudnessWorker(executable: loudnessWorker).measure(uris: uris, control: control)
     }
 }
 

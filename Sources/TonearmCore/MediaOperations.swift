@@ -31,6 +31,30 @@ public protocol MediaOperations: Sendable {
     func supportedMimeTypes() -> [String]
     /// Whether the media framework here has an element named `name` ("fluiddec").
     func hasElement(_ name: String) -> Bool
+    /// Measures the EBU R128 loudness and peak of `uris` one after another, and of all of them together (an album).
+    /// Held while `control` says pause, stopped when it is cancelled. Blocking.
+    func measureLoudness(uris: [String], control: MeasurementControl) -> LoudnessGroup
+}
+
+/// A file's (or an album's) measured loudness: integrated LUFS (nil when silent), linear peak, seconds.
+public typealias MeasuredLoudness = LoudnessResult
+/// Each file's measurement or failure, and the album's.
+public typealias LoudnessGroup = LoudnessMeter.Group
+
+/// Holds a running measurement while `pauseWhile` says so (a track is starting), and stops it when cancelled.
+public final class MeasurementControl: Sendable {
+    private let pauseWhile: @Sendable () -> Bool
+    private let flag = Atomic<Bool>(false)
+
+    /// A control that pauses while `pauseWhile` answers true.
+    public init(pauseWhile: @escaping @Sendable () -> Bool = { false }) { self.pauseWhile = pauseWhile }
+
+    /// Asks the measurement to stop.
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+    /// Whether `cancel` was called.
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    /// Whether the measurement should hold now.
+    public var shouldPause: Bool { pauseWhile() }
 }
 
 /// Why a media operation failed, as the media framework put it: `domain` ("stream", "resource", "core" or "library")

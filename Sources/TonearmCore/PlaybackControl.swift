@@ -17,6 +17,10 @@ public protocol PlaybackControl: AnyObject, Sendable {
     @discardableResult func seek(to nanoseconds: Int64) -> Bool
     @discardableResult func setRate(_ rate: Double) -> Bool
     func setVolume(_ volume: Double)
+    /// Sets the ReplayGain factor of an item already loaded or handed over (at once when it plays).
+    func setGain(_ gain: Double, forToken token: UInt64)
+    /// The ReplayGain factor applied to what plays now.
+    var appliedGain: Double { get }
     func shutdown()
 }
 

@@ -27,6 +27,10 @@ public actor Player {
     var volume = 1.0
     var rate = 1.0
     var tickInterval: Duration
+    /// `[playback.replaygain]`, with the mode as last set (config, or live over the bus).
+    var replayGain: ReplayGainSettings
+    /// True from a load until its track is heard (or fails): background work (loudness measurement) waits meanwhile.
+    let startingTrack = Atomic<Bool>(false)
     /// The entry last announced as heard; a second start of the same one is a repeat (LoopStatus Track).
     var heard: TrackID?
     /// Entries that failed to play; skipped until a user picks them explicitly.
@@ -82,7 +86,9 @@ public actor Player {
 
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
+                replayGain: ReplayGainSettings = ReplayGainSettings(),
                 logger: Logger = Logger(label: "tonearm.player")) {
+        self.replayGain = replayGain
         self.engine = engine
         self.lyricsFinder = lyricsFinder
         self.plugins = plugins

@@ -19,6 +19,7 @@ extension Player {
                 return
             }
             handover.started(item.token)
+            startingTrack.store(false, ordering: .relaxed)
             let repeated = heard == id
             heard = id
             failuresInARow = 0
@@ -65,6 +66,7 @@ extension Player {
             let reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
             logger.error("\(reason.message)")
             eventSink.yield(.trackFailed(id, uri: uri, error: reason))
+            if id == loaded { startingTrack.store(false, ordering: .relaxed) }
             failed.insert(id)
             refreshHandover()
             guard id == loaded else { return }

@@ -220,11 +220,13 @@ extension Player {
         var cursor = current
         while current != nil, upcoming.count < 8, let id = playable(after: cursor, automatic: true),
               let track = queue.track(id), let serial = id.serial {
-            upcoming.append(Self.item(track, serial))
+            upcoming.append(playbackItem(track, serial))
             guard id != current, seen.insert(id).inserted else { break }
             cursor = id
         }
         handover.set(current: current?.serial, upcoming: upcoming)
+        // Items already handed over take the gain the queue now gives them (shuffle turned on: track gain).
+        for item in upcoming { engine.setGain(item.gain, forToken: item.token) }
     }
 
     /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).
@@ -239,8 +241,10 @@ extension Player {
         // The stream's own duration beats a probe's estimate.
         if merged.length == nil { merged.length = track.metadata.length }
         guard merged != track.metadata else { return }
+        let loudnessChanged = merged.loudness != track.metadata.loudness
         track.metadata = merged
         queue.updateMetadata(id, merged)
+        if loudnessChanged { applyGains() }
         eventSink.yield(.trackMetadataChanged(track))
         if id == queue.currentID { publish() }
         scheduleSave()

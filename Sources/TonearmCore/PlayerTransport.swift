@@ -33,6 +33,7 @@ extension Player {
 
     /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
     func halt() {
+        startingTrack.store(false, ordering: .relaxed)
         engine.stop()
         publishCommand()
     }
@@ -175,11 +176,19 @@ extension Player {
         queue.setCurrent(id)
         heard = nil
         let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)
-        engine.load(Self.item(track, serial), startPaused: paused, at: overflow ? 0 : ns)
+        startingTrack.store(true, ordering: .relaxed)
+        engine.load(playbackItem(track, serial), startPaused: paused, at: overflow ? 0 : ns)
         if status == .playing { startTicking() } else { stopTicking() }
         refreshHandover()
         publish()
         scheduleSave()
+    }
+
+    /// What the engine opens for a queue entry, with its ReplayGain factor as the queue stands now.
+    func playbackItem(_ track: Track, _ serial: UInt64) -> PlaybackItem {
+        var item = Self.item(track, serial)
+        item.gain = gain(for: track)
+        return item
     }
 
     /// What the engine opens for a queue entry: the source's rendition when it made one. A local file of known

@@ -70,6 +70,9 @@ public struct PluginContext: Sendable {
         try await player.replaceQueue(uris, play: true)
     }
 
+    /// Whether the player is starting a track now (loaded, not heard yet): background work should hold meanwhile.
+    public var isPlayerStartingTrack: Bool { player.isStartingTrack }
+
     /// Tells the user something happened (a log line for now; signals belong to the plugin's bus face).
     public func announce(_ message: String) {
         logger.notice("\(message)", metadata: ["plugin": "\(pluginName)"])

@@ -38,6 +38,8 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var streamURL: String?
     /// The source knows the stream seeks although GStreamer says it cannot (MIDI through midiparse).
     public var seeksDespiteQuery: Bool?
+    /// ReplayGain figures (from tags or measured), when known; never shown to clients.
+    public var loudness: TrackLoudness?
 
     public init(url: String, title: String? = nil) {
         self.url = url

@@ -11,7 +11,7 @@ struct Library: AsyncParsableCommand {
             seconds as numbers with a decimal point, missing values as null.
             """,
         subcommands: [
-            Artists.self, Albums.self, Tracks.self, Search.self, Random.self, Scan.self, Failures.self,
+            Artists.self, Albums.self, Tracks.self, Search.self, Random.self, Scan.self, Failures.self, Loudness.self,
         ]
     )
 }
@@ -308,6 +308,54 @@ extension Library {
                 return
             }
             Output.out(failures.map { "\($0.path) — \($0.reason)\n" }.joined())
+        }
+    }
+}
+
+extension Library {
+    struct Loudness: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show how far the ReplayGain measurement has come, or write measured gains into the files.",
+            discussion: """
+                Files whose tags carry no ReplayGain are measured in the background after each scan (EBU R128 \
+                integrated loudness and sample peak, album loudness per album) and the results are kept in the \
+                library index only. With --write-tags the measured gains are written into the files as \
+                REPLAYGAIN_TRACK_GAIN/_PEAK and REPLAYGAIN_ALBUM_GAIN/_PEAK tags (as loudgain writes them); \
+                nothing is written otherwise. --json prints {"tagged", "measured", "pending", "failed", \
+                "running"} (with --write-tags: {"written", "failures": [{"path", "reason"}]}).
+                """
+        )
+
+        @Flag(name: .customLong("write-tags"), help: "Write the measured gains into the files' tags.")
+        var writeTags = false
+
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let client = try await LibraryClient.connectToRunningDaemon()
+            if writeTags {
+                let report = try await client.writeLoudnessTags()
+                if output.json {
+                    Output.line(JSONValue.object([
+                        ("written", .number(Double(report.written))),
+                        ("failures", .array(report.failures.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
+                    ]).serialized)
+                    return
+                }
+                Output.line("wrote ReplayGain tags into \(report.written) file\(report.written == 1 ? "" : "s")")
+                for failure in report.failures { Output.error("\(failure.path) — \(failure.reason)") }
+                if !report.failures.isEmpty { throw CLIFailure.refused("\(report.failures.count) file(s) could not be tagged") }
+                return
+            }
+            let s = try await client.loudnessStatus()
+            if output.json {
+                Output.line(JSONValue.object([
+                    ("tagged", .number(Double(s.tagged))), ("measured", .number(Double(s.measured))),
+                    ("pending", .number(Double(s.pending))), ("failed", .number(Double(s.failed))), ("running", .bool(s.running)),
+                ]).serialized)
+                return
+            }
+            Output.line("\(s.tagged) tagged, \(s.measured) measured, \(s.pending) waiting, \(s.failed) failed\(s.running ? " (measuring now)" : "")")
         }
     }
 }

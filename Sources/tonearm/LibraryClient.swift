@@ -71,6 +71,26 @@ struct LibraryClient: Sendable {
         try await call("Scan")
     }
 
+    /// Library1.LoudnessStatus.
+    func loudnessStatus() async throws -> (tagged: Int, measured: Int, pending: Int, failed: Int, running: Bool) {
+        let reply = try await call("LoudnessStatus")
+        guard reply.count >= 5 else { throw unexpected("LoudnessStatus", reply) }
+        func count(_ i: Int) -> Int { Int(reply[i].looseInt64 ?? 0) }
+        return (count(0), count(1), count(2), count(3), reply[4].looseBool ?? false)
+    }
+
+    /// Library1.WriteLoudnessTags.
+    func writeLoudnessTags() async throws -> (written: Int, failures: [LibraryFailure]) {
+        let reply = try await call("WriteLoudnessTags")
+        guard reply.count >= 2 else { throw unexpected("WriteLoudnessTags", reply) }
+        let failures: [LibraryFailure] = (reply[1].arrayValue ?? []).compactMap { item in
+            guard case .structure(let fields) = item.unwrapped, fields.count >= 2,
+                  let path = fields[0].looseString, let reason = fields[1].looseString else { return nil }
+            return LibraryFailure(path: path, reason: reason)
+        }
+        return (Int(reply[0].looseInt64 ?? 0), failures)
+    }
+
     func failures() async throws -> [LibraryFailure] {
         let reply = try await call("Failures")
         guard let items = reply.first?.arrayValue else { throw unexpected("Failures", reply) }

@@ -404,6 +404,16 @@ extension PlayerClient {
                                       member: "GoTo", arguments: [.objectPath(id)])
     }
 
+    /// A property of org.tonearm.Player1 (ReplayGainMode, ReplayGain, TickInterval).
+    func tonearmProperty(_ name: String) async throws -> DBusValue {
+        try await connection.getProperty(destination: Self.busName, path: Self.objectPath, interface: Interface.tonearm, name: name)
+    }
+
+    func setTonearmProperty(_ name: String, _ value: DBusValue) async throws {
+        try await connection.setProperty(destination: Self.busName, path: Self.objectPath, interface: Interface.tonearm,
+                                         name: name, value: value)
+    }
+
     func setPlayerProperty(_ name: String, _ value: DBusValue) async throws {
         try await connection.setProperty(destination: Self.busName, path: Self.objectPath, interface: Interface.player,
                                          name: name, value: value)

@@ -7,7 +7,7 @@ import TonearmCore
 /// Every setting the daemon would use, with where its value comes from: what `tonearm config` prints.
 struct EffectiveConfig {
     struct Row {
-        /// "" for top-level keys, else the plugin's name ("library").
+        /// "" for top-level keys, "playback.replaygain", else the plugin's name ("library").
         var section: String
         var key: String
         var value: ConfigValue
@@ -22,6 +22,10 @@ struct EffectiveConfig {
         let seconds = Double(settings.tickInterval.components.seconds) + Double(settings.tickInterval.components.attoseconds) / 1e18
         rows.append(Row(section: "", key: "audio-sink", value: .string(settings.audioSink), source: settings.sources["audio-sink"]?.rawValue ?? "default"))
         rows.append(Row(section: "", key: "tick-interval", value: .double(seconds), source: settings.sources["tick-interval"]?.rawValue ?? "default"))
+        for (key, value) in settings.replayGain.values {
+            rows.append(Row(section: "playback.replaygain", key: key, value: value,
+                            source: settings.sources["playback.replaygain.\(key)"]?.rawValue ?? "default"))
+        }
 
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
         let library = settings.pluginSections["library"] ?? [:]
@@ -29,6 +33,7 @@ struct EffectiveConfig {
         add("library", library, [
             ("folders", .array(folders.map { .string($0.path) })),
             ("scan-on-start", library["scan-on-start"] ?? .bool(true)),
+            ("measure-loudness", library["measure-loudness"] ?? .bool(true)),
         ])
         let midiSection = settings.pluginSections["midi"] ?? [:]
         let midi = try MIDISettings(section: midiSection, musicFolder: music, environment: environment)
@@ -66,7 +71,8 @@ struct EffectiveConfig {
         for row in rows {
             if row.section != section {
                 section = row.section
-                lines.append("\n[plugins.\(section)]")
+                // Plugin sections are named by the plugin; the others ("playback.replaygain") by their full path.
+                lines.append(section.contains(".") ? "\n[\(section)]" : "\n[plugins.\(section)]")
             }
             lines.append("\(row.key) = \(row.value)  # \(row.source)")
         }

@@ -13,6 +13,16 @@ extension LocalLibrary: LibraryAPI {
     public func rescan() async throws {
         _ = try await scan()
     }
+
+    public func loudnessCounts() async throws -> (tagged: Int, measured: Int, pending: Int, failed: Int, running: Bool) {
+        let s = try await loudnessStatus()
+        return (s.tagged, s.measured, s.pending, s.failed, s.running)
+    }
+
+    public func writeMeasuredGains() async throws -> (written: Int, failures: [ScanFailure]) {
+        let report = try await writeLoudnessTags()
+        return (report.written, report.failures)
+    }
 }
 
 extension ArtistSummary: LibraryArtistRecord {}

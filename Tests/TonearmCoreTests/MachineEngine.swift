@@ -12,6 +12,7 @@ final class MachineEngine: PlaybackControl, Sendable {
         var volume = 1.0
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var commands: [String] = []
+        var gains: [UInt64: Double] = [:]
     }
     private let state = Mutex(State())
     let events: AsyncStream<PlaybackEvent>
@@ -33,11 +34,20 @@ final class MachineEngine: PlaybackControl, Sendable {
     var commands: [String] { state.withLock { $0.commands } }
     var volume: Double { state.withLock { $0.volume } }
 
+    /// The last gain set for each token (by load, hand-over or `setGain`).
+    var gains: [UInt64: Double] { state.withLock { $0.gains } }
+    var appliedGain: Double { state.withLock { s in s.machine.snapshot.item.flatMap { s.gains[$0.token] } ?? 1 } }
+
+    func setGain(_ gain: Double, forToken token: UInt64) {
+        state.withLock { $0.gains[token] = gain }
+    }
+
     func setNextItemProvider(_ provider: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {
         state.withLock { $0.provider = provider }
     }
 
     func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64) {
+        state.withLock { $0.gains[item.token] = item.gain }
         send(.load(item, paused: startPaused, at: position, now: .now), "load \(item.token)\(startPaused ? " paused" : "")")
     }
     func play() { send(.play(now: .now), "play") }

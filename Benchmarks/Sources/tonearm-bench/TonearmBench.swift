@@ -37,6 +37,9 @@ struct TonearmBench: AsyncParsableCommand {
     @Flag(help: "Measure tonearm only, not mpv, VLC, mpd or fluidsynth.")
     var skipPeers = false
 
+    @Flag(help: "Only the ReplayGain figures (measurement speed beside loudgain and rganalysis, playback CPU).")
+    var replaygainOnly = false
+
     @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
     var output: String?
 
@@ -74,6 +77,15 @@ struct TonearmBench: AsyncParsableCommand {
         try WAV.sine(seconds: 60).write(to: track)
         let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
 
+        if replaygainOnly {
+            let loudness = LoudnessBench(tonearm: tonearm, tonearmd: tonearmdPath, runs: settings.runs, files: quick ? 8 : 40,
+                                         seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: media.file("gst-registry.bin").path,
+                                         scratch: media.url)
+            let report = loudness.markdown(try await loudness.measure()).joined(separator: "\n") + "\n"
+            print(report, terminator: "")
+            return
+        }
+
         let bench = Bench(players: [tonearm] + peers, settings: settings,
                           media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
                           gstRegistry: media.file("gst-registry.bin").path)
@@ -93,11 +105,17 @@ struct TonearmBench: AsyncParsableCommand {
         let midiFigures = try await midi.measure()
         let fluidsynthVersion = skipPeers ? "skipped" : await Self.fluidsynthVersion()
 
+        let loudness = LoudnessBench(tonearm: tonearm, tonearmd: tonearmdPath, runs: settings.runs, files: quick ? 8 : 40,
+                                     seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: bench.gstRegistry,
+                                     scratch: media.url)
+        let loudnessFigures = try await loudness.measure()
+
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
         var report = Report(measured: Set(["tonearm"] + peers.map(\.label)), scanPeerMeasured: scanPeer != nil,
                             peerStatus: peerStatus, results: results, versions: versions, settings: settings,
                             scanFiles: scanFiles, scanBytes: scanBytes).markdown
         report += midi.markdown(midiFigures, fluidsynthVersion: fluidsynthVersion).joined(separator: "\n") + "\n"
+        report += loudness.markdown(loudnessFigures).joined(separator: "\n") + "\n"
         print(report, terminator: "")
 
         let out = output.map { URL(fileURLWithPath: $0) }
