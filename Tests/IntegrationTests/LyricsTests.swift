@@ -191,7 +191,7 @@ import Testing
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(4_000_000)])
         try await d.waitFor("the line at 4 s while paused") { received().last?.index == 1 }
         let count = lines.named("LyricsLineChanged").count
-        let later = try await eventually(timeout: .seconds(3)) { lines.named("LyricsLineChanged").count > count }
+        let later = await eventually(timeout: .seconds(3)) { lines.named("LyricsLineChanged").count > count }
         #expect(!later, "a line signal while paused")
 
         // A track change is announced for the new track.
@@ -293,7 +293,7 @@ import Testing
         let output = LineCollector(follow)
         try await d.waitFor("the first object") { !output.lines.isEmpty }
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(11_100_000)])
-        let sawLine = try await eventually(timeout: .seconds(15)) { output.lines.contains { $0.contains("\"lyric\":\"Line 6\"") } }
+        let sawLine = await eventually(timeout: .seconds(15)) { output.lines.contains { $0.contains("\"lyric\":\"Line 6\"") } }
         follow.signal(SIGTERM)
         _ = await follow.wait()
         #expect(output.lines.first?.contains("\"lyric\":\"Line 5\"") == true, "\(output.lines)")

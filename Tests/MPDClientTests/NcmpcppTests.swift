@@ -13,7 +13,7 @@ import Testing
         try await m.d.waitFor("Playing") { try await m.d.status() == "Playing" }
         let config = m.d.home.file("ncmpcpp")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        let tmux = Tmux(socket: "tonearm-mpd-\(getpid())")
+        let tmux = Tmux(socket: "tonearm-mpd-\(getpid())", columns: 120, rows: 30)
         defer { tmux.killServer() }
         try await tmux.start(["env", "HOME=\(m.d.home.url.path)", "TERM=xterm", "/usr/bin/ncmpcpp", "--host", "127.0.0.1",
                               "--port", String(m.port), "--config", "/dev/null"])
@@ -27,36 +27,5 @@ import Testing
         // A change from MPRIS shows up in ncmpcpp (it follows with idle).
         _ = try await m.d.call(Daemon.player, "Pause")
         try await tmux.waitFor("shows the pause") { screen in screen.contains { $0.contains("Paused") } }
-    }
-}
-
-/// A detached tmux session on a private server, driven by send-keys and read by capture-pane.
-struct Tmux {
-    let socket: String
-    let session = "t"
-
-    func start(_ command: [String]) async throws {
-        let result = try await runProcess("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", session,
-                                                            "-x", "120", "-y", "30"] + command)
-        try #require(result.status == 0, "tmux: \(result.err)")
-    }
-
-    func screen() async throws -> [String] {
-        let result = try await runProcess("/usr/bin/tmux", ["-L", socket, "capture-pane", "-p", "-t", session])
-        return result.out.components(separatedBy: "\n")
-    }
-
-    func waitFor(_ what: String, _ condition: @escaping ([String]) -> Bool) async throws {
-        var last: [String] = []
-        let ok = try await eventually(timeout: .seconds(20)) {
-            last = try await screen()
-            return condition(last)
-        }
-        if !ok { Issue.record("tmux: timed out waiting until it \(what); screen:\n\(last.joined(separator: "\n"))") }
-        try #require(ok)
-    }
-
-    func killServer() {
-        _ = try? ChildProcess("/usr/bin/tmux", ["-L", socket, "kill-server"])
     }
 }
