@@ -10,10 +10,10 @@ struct LoggedInterface: DBusInterfaceHandler {
     func answersOutOfOrder(_ method: String) -> Bool { inner.answersOutOfOrder(method) }
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        logger.debug("\(sender) → \(interface.name).\(method)(\(arguments.map(\.description).joined(separator: ", ")))")
+        logger.debug("\(sender) → \(interface.name).\(method)(\(Self.brief(arguments)))")
         do {
             let reply = try await inner.call(method, arguments, from: sender)
-            logger.debug("\(sender) ← \(interface.name).\(method): \(reply.map(\.description).joined(separator: ", "))")
+            logger.debug("\(sender) ← \(interface.name).\(method): \(Self.brief(reply))")
             return reply
         } catch {
             logger.debug("\(sender) ← \(interface.name).\(method) failed: \(error)")
@@ -30,5 +30,14 @@ struct LoggedInterface: DBusInterfaceHandler {
     func set(_ property: String, _ value: DBusValue) async throws {
         logger.debug("Set \(interface.name).\(property) = \(value)")
         try await inner.set(property, value)
+    }
+
+    /// Values as text, each cut at 300 characters: a Waveform reply or a long queue would fill a log line with
+    /// tens of thousands of numbers.
+    static func brief(_ values: [DBusValue]) -> String {
+        values.map { value in
+            let text = value.description
+            return text.count <= 300 ? text : text.prefix(300) + "… (\(text.count) characters)"
+        }.joined(separator: ", ")
     }
 }

@@ -26,11 +26,22 @@ public enum MediaPrecheck {
         }
         defer { g_free(name) }
         let type = String(cString: name)
-        if type.hasPrefix("image/") || type.hasPrefix("text/") || type.hasPrefix("video/x-raw") {
+        if !Self.mayHoldAudio(type) {
             // GST_STREAM_ERROR_WRONG_TYPE
             return PlaybackError(domain: "stream", code: 6, message: "Not an audio file (\(type)).",
                                  debug: String(cString: path))
         }
         return nil
+    }
+
+    /// Containers that carry audio (or video with sound), by typefind's caps name. An allow list: typefind names
+    /// random bytes now and then as something else ("application/x-subtitle-lrc" in 3 of 200 files of noise).
+    static func mayHoldAudio(_ type: String) -> Bool {
+        if type.hasPrefix("audio/") { return true }
+        if type.hasPrefix("video/") { return type != "video/x-raw" }
+        return [
+            "application/ogg", "application/x-ogg", "application/x-ogm-audio", "application/x-ogm-video", "application/x-id3",
+            "application/x-apetag", "application/x-3gp", "application/vnd.rn-realmedia", "application/mxf", "application/x-annodex",
+        ].contains(type)
     }
 }

@@ -8,6 +8,8 @@ public struct PersistedState: Sendable, Codable, Equatable {
     public var position: Int64 = 0
     public var volume = 1.0
     public var tickIntervalMicroseconds: Int64?
+    /// The ReplayGain mode last set live (over D-Bus or `tonearm replaygain`); it wins over the config's, as in mpd.
+    public var replayGainMode: String?
 
     public init() {}
 

@@ -41,6 +41,8 @@ public actor Player {
     var saveScheduled = false
     /// The state last written in full, at position 0.
     var savedApartFromPosition: PersistedState?
+    /// Whether the ReplayGain mode was set live (then it is saved and outlives a restart).
+    var replayGainModeSetLive = false
     var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []

@@ -16,8 +16,10 @@ extension Player {
     public func setReplayGainMode(_ mode: ReplayGainMode) {
         guard mode != replayGain.mode else { return }
         replayGain.mode = mode
+        replayGainModeSetLive = true
         applyGains()
         eventSink.yield(.replayGainModeChanged(mode))
+        scheduleSave()
     }
 
     /// The linear factor for a queue entry: its loudness, the settings, and (auto) whether it plays as part of an

@@ -13,6 +13,10 @@ extension Player {
             let interval = Duration.microseconds(micro)
             if Configuration.tickIntervalRange.contains(interval) { tickInterval = interval }
         }
+        if let saved = state.replayGainMode.flatMap(ReplayGainMode.init(rawValue:)) {
+            replayGain.mode = saved
+            replayGainModeSetLive = true
+        }
         eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
         if let current = queue.currentID {
             load(current, paused: true, at: state.position)
@@ -42,6 +46,7 @@ extension Player {
         state.queue = queue
         state.position = position()
         state.volume = volume
+        if replayGainModeSetLive { state.replayGainMode = replayGain.mode.rawValue }
         state.tickIntervalMicroseconds = Int64(tickInterval.components.seconds) * 1_000_000
             + tickInterval.components.attoseconds / 1_000_000_000_000
         return state

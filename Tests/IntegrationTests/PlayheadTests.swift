@@ -74,8 +74,10 @@ import Testing
         _ = try await d.call(Daemon.player, "Pause")
         _ = try await d.call(Daemon.player, "Seek", [.int64(-10_000_000)])
         let after = try await d.position()
-        #expect(after == 20_000_000, "Position after the burst: \(after)\n\(d.log.suffix(2000))")
-        try await Self.expectFrozen(d, near: 20_000_000, "after the burst")
+        // 20 s exactly, unless the SetPosition landed and played on for a moment before the Pause took hold (a
+        // loaded machine): then the Seek is rightly relative to where it paused, a little past 30 s.
+        #expect(after >= 20_000_000 && after < 20_300_000, "Position after the burst: \(after)\n\(d.log.suffix(2000))")
+        try await Self.expectFrozen(d, near: after, "after the burst")
         _ = try await d.call(Daemon.player, "Next")
         try await d.waitFor("second track, paused") { try await d.trackID() != first }
         try await Self.expectFrozen(d, near: 0, "Next while paused")

@@ -189,6 +189,22 @@ import Testing
     }
 }
 
+extension PlayerTests {
+    @Test func aReplayGainModeSetLiveOutlivesARestartAndTheConfigsDoesNotOverrideIt() async throws {
+        #expect(await player.persistedState().replayGainMode == nil, "the config's mode is not saved as if chosen")
+        await player.setReplayGainMode(.album)
+        let saved = await player.persistedState()
+        #expect(saved.replayGainMode == "album")
+        var configured = ReplayGainSettings()
+        configured.mode = .track
+        let restarted = Player(engine: MachineEngine(), plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url),
+                               replayGain: configured)
+        await restarted.restore(saved)
+        #expect(await restarted.replayGainMode == .album)
+        #expect(await restarted.persistedState().replayGainMode == "album")
+    }
+}
+
 /// What the player said, in order, readable from the test.
 final class EventLog: Sendable {
     private let events = Mutex<[PlayerEvent]>([])
