@@ -50,7 +50,9 @@ import Testing
         return try #require(Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? ""))
     }
 
-    @Test func threeTracksGaplesslyEachAtItsGain() async throws {
+    /// In `track` mode each track plays at its own gain; with `off`, every one at the level it was made at.
+    @Test(arguments: ["track", "off"])
+    func threeTracksGaplesslyEachAtItsGain(_ mode: String) async throws {
         let d = try Daemon()
         let album = d.home.file("Music/Mixed")
         try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
@@ -69,7 +71,7 @@ import Testing
         try TagFields.write(three.path, [(key: "R128_TRACK_GAIN", value: "-2048")])
         let expectedTwoGain = pow(10, (-18 - (try await Self.loudgain(two))) / 20)
 
-        try Self.writeConfig(d, "[playback.replaygain]\nmode = \"track\"\n")
+        try Self.writeConfig(d, "[playback.replaygain]\nmode = \"\(mode)\"\n")
         let out = d.media.file("rendered.wav")
         try await d.start([], sink: "audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=48000,channels=2 ! wavenc ! filesink location=\(out.path)")
         var last: [DBusValue] = []
@@ -95,7 +97,7 @@ import Testing
         let heard = Array(rendered[start...])
         let source = Self.cosine(0..<cuts[3]).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
         #expect(abs(heard.count - cuts[3]) < 4800, "rendered \(heard.count) frames, expected \(cuts[3])")
-        let gains = [pow(10, -6.0 / 20), expectedTwoGain, pow(10, -3.0 / 20)]
+        let gains = mode == "off" ? [1.0, 1.0, 1.0] : [pow(10, -6.0 / 20), expectedTwoGain, pow(10, -3.0 / 20)]
         // Each segment's level, away from the joins.
         for i in 0..<3 {
             let body = heard[(cuts[i] + 4800)..<min(heard.count, cuts[i + 1] - 4800)]
