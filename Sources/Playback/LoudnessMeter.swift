@@ -1,4 +1,4 @@
-import CEBUR128
+internal import CEBUR128
 import CGStreamer
 import Foundation
 import Synchronization

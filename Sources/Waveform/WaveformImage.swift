@@ -1,4 +1,4 @@
-import CPNG
+internal import CPNG
 
 /// A colour with alpha, 0–255 each.
 public struct RGBA: Sendable, Equatable {

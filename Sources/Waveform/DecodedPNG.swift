@@ -1,12 +1,13 @@
-import CPNG
+internal import CPNG
 
-/// Decodes a PNG to 8-bit RGBA with libpng's simplified API, to check what the writer drew.
-struct DecodedPNG {
-    let width: Int
-    let height: Int
-    let rgba: [UInt8]
+/// A PNG decoded to 8-bit RGBA with libpng's simplified API: how a drawn waveform is checked.
+public struct DecodedPNG: Sendable {
+    public let width: Int
+    public let height: Int
+    public let rgba: [UInt8]
 
-    init?(_ bytes: [UInt8]) {
+    /// Decodes `bytes`; nil when they are not a PNG libpng can read.
+    public init?(_ bytes: [UInt8]) {
         var image = tn_png_image()
         let began = bytes.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
         guard began != 0 else { return nil }
@@ -22,8 +23,8 @@ struct DecodedPNG {
     }
 
     /// The alpha of the pixel at (x, y).
-    func alpha(_ x: Int, _ y: Int) -> UInt8 { rgba[(y * width + x) * 4 + 3] }
+    public func alpha(_ x: Int, _ y: Int) -> UInt8 { rgba[(y * width + x) * 4 + 3] }
 
     /// The rows of column `x` that are drawn (opaque), top to bottom.
-    func drawnRows(_ x: Int) -> [Int] { (0..<height).filter { alpha(x, $0) > 0 } }
+    public func drawnRows(_ x: Int) -> [Int] { (0..<height).filter { alpha(x, $0) > 0 } }
 }
