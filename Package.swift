@@ -113,13 +113,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
-// Swift 6.3.1's release optimiser crashes on several of these modules (TonearmCore, MIDI, …) while its
-// PerformanceSILLinker pulls in FoundationEssentials' Data.init<S: Sequence> ("reference to top-level declaration
-// 'memset' broken by a context change"). The pass is off in release builds of our own targets until a compiler
-// fixes it; debug builds and tests are unchanged.
-for target in package.targets where target.type != .system && target.type != .binary && target.type != .plugin {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .unsafeFlags(["-Xllvm", "-sil-disable-pass=performance-linker"], .when(configuration: .release)),
-    ]
-}
