@@ -9,10 +9,9 @@ static const png_uint_32 tn_png_format_rgba = PNG_FORMAT_RGBA;
 
 /// A png_image ready for reading or writing (zeroed, version set).
 static inline png_image tn_png_image(void) {
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    return image;
+    // A compound literal zeroes the rest; memset here would be an implicit builtin owned by this module, which
+    // broke Swift's release builds ("reference to top-level declaration 'memset' broken by a context change").
+    return (png_image){ .version = PNG_IMAGE_VERSION };
 }
 
 /// Whether the image's last operation failed (PNG_IMAGE_FAILED).
