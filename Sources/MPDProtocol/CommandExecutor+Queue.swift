@@ -33,7 +33,8 @@ extension CommandExecutor {
             } else {
                 moving = [try await id(forSongID: a[0])]
             }
-            ids.removeAll { moving.contains($0) }
+            let leaving = Set(moving)
+            ids.removeAll { leaving.contains($0) }
             let to = try Self.integer(a[1])
             guard to >= 0, to <= ids.count else { throw .badSongIndex() }
             ids.insert(contentsOf: moving, at: to)

@@ -55,6 +55,15 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         perform(session.receive(unwrapInboundIn(data)), context)
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // From the IdleStateHandler in front: no bytes came in for the connection timeout.
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !closing {
+            perform(session.silent(), context)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         guard !closing else { return }
         if error is LineDecoder.LineTooLong {

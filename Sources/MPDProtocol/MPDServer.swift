@@ -56,8 +56,10 @@ public final class MPDServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 4)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
-            .childChannelInitializer { [executor, tracker, connections] channel in
+            .childChannelInitializer { [executor, tracker, connections, settings] channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let timeout = TimeAmount.seconds(Int64(settings.connectionTimeout))
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: timeout))
                     // Reads are asked for by the connection handler (see its `read`).
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: Self.maximumLineLength)))
                     try channel.pipeline.syncOperations.addHandler(MPDConnectionHandler(executor: executor, tracker: tracker, connections: connections))

@@ -91,6 +91,15 @@ public struct MPDSession: Sendable {
         return actions + drain()
     }
 
+    /// The client sent nothing for the connection timeout: it is dropped, unless it waits in `idle` (which is
+    /// silent by design, as in mpd) or a batch of its commands is still running.
+    public mutating func silent() -> [Action] {
+        switch state {
+        case .idle, .executing, .closed: return []
+        case .ready, .collecting: return closeNow()
+        }
+    }
+
     /// Something changed in the daemon.
     public mutating func changed(_ subsystems: Set<IdleSubsystem>) -> [Action] {
         guard state != .closed, !subsystems.isEmpty else { return [] }

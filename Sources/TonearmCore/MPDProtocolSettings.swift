@@ -12,10 +12,15 @@ public struct MPDProtocolSettings: Sendable, Equatable {
     public var password: String?
     /// A Unix socket path to listen on as well.
     public var unixSocket: String?
+    /// Seconds a client may stay silent (outside `idle`) before it is dropped; mpd's `connection_timeout` default.
+    public var connectionTimeout = 60
+
+    /// The timeout as a duration.
+    public var connectionTimeoutDuration: Duration { .seconds(connectionTimeout) }
 
     public init() {}
 
-    static let keys = ["enabled", "address", "port", "password", "unix-socket"]
+    static let keys = ["enabled", "address", "port", "password", "unix-socket", "connection-timeout"]
 
     /// Reads the section; errors name the key and what it takes.
     public static func parse(_ table: [String: ConfigValue], origin: String) throws -> MPDProtocolSettings {
@@ -49,6 +54,9 @@ public struct MPDProtocolSettings: Sendable, Equatable {
                 s.unixSocket = path
             case ("unix-socket", _):
                 throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] unix-socket must be a path")
+            case ("connection-timeout", .int(let t)) where (1...86_400).contains(t): s.connectionTimeout = t
+            case ("connection-timeout", _):
+                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] connection-timeout must be a number of seconds from 1 to 86400 (mpd's default is 60)")
             default:
                 throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' in [mpd-protocol] (known: \(keys.joined(separator: ", ")))")
             }
@@ -67,6 +75,7 @@ public struct MPDProtocolSettings: Sendable, Equatable {
         var lines = ["\n[mpd-protocol]  # \(source)", "enabled = \(enabled)", "address = \(ConfigValue.string(address))", "port = \(port)"]
         if password != nil { lines.append("password = \"…\"  # set") }
         if let unixSocket { lines.append("unix-socket = \(ConfigValue.string(unixSocket))") }
+        lines.append("connection-timeout = \(connectionTimeout)")
         return lines
     }
 }

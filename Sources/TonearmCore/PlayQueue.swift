@@ -115,6 +115,22 @@ public struct PlayQueue: Sendable, Codable, Equatable {
         return true
     }
 
+    /// Puts the entries in the given order, a permutation of `ids`; false (and nothing changed) otherwise. One pass,
+    /// so an MPD client's shuffle or move of a 10,000-entry queue costs a dictionary, not a move per entry.
+    @discardableResult
+    public mutating func reorder(_ order: [TrackID]) -> Bool {
+        guard order.count == tracks.count else { return false }
+        var byID = Dictionary(uniqueKeysWithValues: tracks.map { ($0.id, $0) })
+        var reordered: [Track] = []
+        reordered.reserveCapacity(order.count)
+        for id in order {
+            guard let track = byID.removeValue(forKey: id) else { return false }
+            reordered.append(track)
+        }
+        tracks = reordered
+        return true
+    }
+
     public mutating func clear() {
         tracks = []
         shuffledOrder = []

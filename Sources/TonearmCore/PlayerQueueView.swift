@@ -58,14 +58,9 @@ extension Player {
 
     /// Puts the queue in the given order (a permutation of its entries); one TrackListReplaced tells the bus.
     public func reorder(_ ids: [TrackID]) throws {
-        guard ids.count == queue.tracks.count, Set(ids) == Set(queue.ids) else {
-            throw TonearmError.invalidValue("the new order must name every queue entry once")
-        }
         guard ids != queue.ids else { return }
-        var previous: TrackID?
-        for id in ids {
-            queue.move(id, after: previous)
-            previous = id
+        guard queue.reorder(ids) else {
+            throw TonearmError.invalidValue("the new order must name every queue entry once")
         }
         eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()

@@ -68,4 +68,30 @@ import Testing
         // The player still answers at once over D-Bus, and mpc still works.
         #expect(try await m.mpc("status").out.contains("[paused]"))
     }
+
+    @Test func silentClientsAreDroppedButIdleOnesStay() async throws {
+        let m = try MPDDaemon(connectionTimeout: 2)
+        try await m.start()
+        try await m.mpc("add", "Album")
+        // A client in idle first, then one that says nothing and one that stops half-way through a command: the two
+        // quiet ones are closed after the timeout (waited for, however long a loaded machine takes); the idle one
+        // outlives its own timeout, which ran out before theirs, and still wakes on a change.
+        let out = try await m.python("""
+        client.disconnect()
+        def conn():
+            s = socket.create_connection(('127.0.0.1', PORT)); s.settimeout(60)
+            f = s.makefile('rwb'); assert f.readline().startswith(b'OK MPD'); return s, f
+        idler, idf = conn(); idf.write(b'idle player\\n'); idf.flush()
+        silent, sf = conn()
+        half, hf = conn(); half.sendall(b'stat')
+        print('silent closed', sf.read() == b'')
+        print('half closed', hf.read() == b'')
+        time.sleep(2.5)
+        other = mpd.MPDClient(); other.timeout = 30; other.connect('127.0.0.1', PORT)
+        other.play(0)
+        print('idler', idf.readline().decode().strip(), idf.readline().decode().strip())
+        """)
+        let lines = out.components(separatedBy: "\n").filter { !$0.isEmpty }
+        #expect(lines == ["silent closed True", "half closed True", "idler changed: player OK"], "\(out)\n\(m.d.log.suffix(1500))")
+    }
 }

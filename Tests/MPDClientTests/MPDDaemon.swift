@@ -13,7 +13,9 @@ final class MPDDaemon: @unchecked Sendable {
     var socketPath: String { d.home.file("mpd.socket").path }
 
     /// `titles`: one WAV per title in `Music/Album/`, `seconds` long; `cover`: a folder image beside them.
-    init(titles: [String] = ["One", "Two", "Three"], seconds: Double = 30, password: String? = nil, cover: Bool = true) throws {
+    /// `connectionTimeout`: long by default, so a loaded machine's pauses never drop a test's own quiet client.
+    init(titles: [String] = ["One", "Two", "Three"], seconds: Double = 30, password: String? = nil, cover: Bool = true,
+         connectionTimeout: Int = 3600) throws {
         d = try Daemon()
         music = d.home.file("Music")
         let album = music.appendingPathComponent("Album")
@@ -25,6 +27,7 @@ final class MPDDaemon: @unchecked Sendable {
         let config = d.home.file("config/tonearm/config.toml")
         try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
         var text = "[plugins.library]\nfolders = [\"\(music.path)\"]\n\n[mpd-protocol]\nenabled = true\nport = 0\nunix-socket = \"\(socketPath)\"\n"
+        text += "connection-timeout = \(connectionTimeout)\n"
         if let password { text += "password = \"\(password)\"\n" }
         try text.write(to: config, atomically: true, encoding: .utf8)
     }

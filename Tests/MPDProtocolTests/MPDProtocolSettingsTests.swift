@@ -7,12 +7,13 @@ import TonearmCore
         #expect(c.mpdProtocol.enabled == false)
         #expect(c.mpdProtocol.address == "127.0.0.1")
         #expect(c.mpdProtocol.port == 6600)
+        #expect(c.mpdProtocol.connectionTimeout == 60)
     }
 
     @Test func readsTheSection() throws {
-        let c = try Configuration.parse("[mpd-protocol]\nenabled = true\naddress = \"::\"\nport = 0\npassword = \"x\"\nunix-socket = \"/run/s\"\n")
+        let c = try Configuration.parse("[mpd-protocol]\nenabled = true\naddress = \"::\"\nport = 0\npassword = \"x\"\nunix-socket = \"/run/s\"\nconnection-timeout = 5\n")
         #expect(c.mpdProtocol.enabled && c.mpdProtocol.address == "::" && c.mpdProtocol.port == 0)
-        #expect(c.mpdProtocol.password == "x" && c.mpdProtocol.unixSocket == "/run/s")
+        #expect(c.mpdProtocol.password == "x" && c.mpdProtocol.unixSocket == "/run/s" && c.mpdProtocol.connectionTimeout == 5)
         #expect(c.describe().contains("[mpd-protocol]"))
         #expect(!c.describe().contains("password = \"x\""), "the password is not printed")
     }
@@ -23,6 +24,8 @@ import TonearmCore
         ("port = 70000", "port must be a number from 0 to 65535"),
         ("password = \"\"", "password must be a non-empty line"),
         ("unix-socket = \"rel/path\"", "unix-socket must be an absolute path"),
+        ("connection-timeout = 0", "connection-timeout must be a number of seconds"),
+        ("connection-timeout = \"60\"", "connection-timeout must be a number of seconds"),
         ("bogus = 1", "unknown setting 'bogus' in [mpd-protocol]"),
     ])
     func refusesBadValues(line: String, message: String) {

@@ -54,6 +54,24 @@ private func text(_ actions: [MPDSession.Action]) -> [String] {
         #expect(text(s.receive("idle")) == ["send changed: player\nOK\n"])
     }
 
+    @Test func silenceDropsAClientButNotOneInIdleOrWaitingForItsReply() {
+        var ready = MPDSession()
+        #expect(text(ready.silent()) == ["close"])
+        var listing = MPDSession()
+        _ = listing.receive("command_list_begin")
+        _ = listing.receive("play 0")
+        #expect(text(listing.silent()) == ["close"], "a list never ended")
+        var idle = MPDSession()
+        _ = idle.receive("idle")
+        #expect(text(idle.silent()) == [])
+        #expect(idle.isIdle)
+        var running = MPDSession()
+        _ = running.receive("listallinfo")
+        #expect(text(running.silent()) == [])
+        #expect(text(running.completed(reply: Array("OK\n".utf8), close: false)) == ["send OK\n"])
+        #expect(text(running.silent()) == ["close"])
+    }
+
     @Test func noidleEndsIdleWithOK() {
         var s = MPDSession()
         _ = s.receive("idle")

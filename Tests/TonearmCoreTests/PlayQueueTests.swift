@@ -32,6 +32,26 @@ func makeQueue(_ count: Int) -> PlayQueue {
         #expect(added.id.path == "/org/tonearm/track/4")
     }
 
+    @Test func reorderTakesOnlyAPermutationAndKeepsTheCurrentEntry() {
+        var q = makeQueue(4)
+        let ids = q.ids
+        q.setCurrent(ids[1])
+        let taken = q.reorder([ids[3], ids[1], ids[0], ids[2]])
+        #expect(taken)
+        #expect(q.ids == [ids[3], ids[1], ids[0], ids[2]])
+        #expect(q.currentID == ids[1])
+        let short = q.reorder([ids[0], ids[1], ids[2]])
+        #expect(!short, "one missing")
+        let twice = q.reorder([ids[0], ids[0], ids[1], ids[2]])
+        #expect(!twice, "one twice")
+        #expect(q.ids == [ids[3], ids[1], ids[0], ids[2]], "a refused order changes nothing")
+        var big = makeQueue(10_000)
+        let reversed = Array(big.ids.reversed())
+        let whole = big.reorder(reversed)
+        #expect(whole)
+        #expect(big.ids == reversed)
+    }
+
     @Test func nextStopsAtTheEndUnlessLoopingThePlaylist() {
         var q = makeQueue(3)
         let ids = q.ids
