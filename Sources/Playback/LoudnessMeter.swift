@@ -62,24 +62,9 @@ public enum LoudnessMeter {
 
     private static func decode(_ uri: String, into meter: Accumulator, timeout: Duration, paused: () -> Bool,
                                cancelled: () -> Bool) throws {
-        var error: UnsafeMutablePointer<GError>?
-        guard let pipeline = gst_parse_launch_full(
-            "uridecodebin name=decode ! audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! fakesink name=sink sync=false",
-            nil, GST_PARSE_FLAG_FATAL_ERRORS, &error) else {
-            throw GStreamer.consume(error, fallback: "cannot build a decoder")
-        }
-        if let error { g_error_free(error) }
-        _ = gst_object_ref_sink(pipeline)
-        defer {
-            _ = gst_element_set_state(pipeline, GST_STATE_NULL)
-            gst_object_unref(pipeline)
-        }
-        if let decode = gst_bin_get_by_name(tn_bin(pipeline), "decode") {
-            tn_object_set_string(decode, "uri", uri)
-            gst_object_unref(decode)
-        }
+        let decoder = try DecodePipeline(uri: uri, caps: "audio/x-raw,format=F32LE,layout=interleaved", sink: "fakesink name=sink sync=false")
         var probe: (pad: UnsafeMutablePointer<GstPad>, id: gulong)?
-        if let sink = gst_bin_get_by_name(tn_bin(pipeline), "sink") {
+        if let sink = decoder.sink() {
             if let pad = gst_element_get_static_pad(sink, "sink") {
                 let callback: @convention(c) (UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?) -> GstPadProbeReturn = { pad, info, data in
                     guard let pad, let info, let data, let buffer = info.pointee.data?.assumingMemoryBound(to: GstBuffer.self) else {
@@ -99,23 +84,14 @@ public enum LoudnessMeter {
                 gst_object_unref(probe.pad)
             }
         }
-        guard let bus = gst_element_get_bus(pipeline) else {
-            throw PlaybackError(domain: "core", code: 0, message: "the decoder has no bus", debug: nil)
-        }
-        defer { gst_object_unref(bus) }
         var holding = paused()
-        _ = gst_element_set_state(pipeline, holding ? GST_STATE_PAUSED : GST_STATE_PLAYING)
+        decoder.set(holding ? GST_STATE_PAUSED : GST_STATE_PLAYING)
         // Decoding time only: time held paused does not count against the timeout.
         var budget = timeout
         var last = ContinuousClock.now
-        let wanted = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
         while true {
             if cancelled() { throw PlaybackError(domain: "core", code: 0, message: "the measurement was cancelled", debug: uri) }
-            if let message = gst_bus_timed_pop_filtered(bus, 50 * tn_msecond(), wanted) {
-                defer { gst_message_unref(message) }
-                if message.pointee.type == GST_MESSAGE_ERROR { throw GStreamer.parseError(message) }
-                return
-            }
+            if try decoder.waitForEnd(timeout: 50 * tn_msecond()) { return }
             let now = ContinuousClock.now
             if !holding { budget -= now - last }
             last = now
@@ -123,7 +99,7 @@ public enum LoudnessMeter {
             let hold = paused()
             if hold != holding {
                 holding = hold
-                _ = gst_element_set_state(pipeline, hold ? GST_STATE_PAUSED : GST_STATE_PLAYING)
+                decoder.set(hold ? GST_STATE_PAUSED : GST_STATE_PLAYING)
             }
         }
     }

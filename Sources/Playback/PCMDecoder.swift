@@ -23,45 +23,22 @@ public enum PCMDecoder {
                               consume: (UnsafeBufferPointer<Int16>, Int) -> Void) throws(PlaybackError) -> Format {
         GStreamer.ensureInitialized()
         if let problem = MediaPrecheck.check(uri, typefind: true) { throw problem }
-        let description = "uridecodebin name=decode ! audioconvert ! audio/x-raw,format=S16LE,layout=interleaved"
-            + " ! appsink name=sink sync=false max-buffers=64"
-        var error: UnsafeMutablePointer<GError>?
-        guard let pipeline = gst_parse_launch_full(description, nil, GST_PARSE_FLAG_FATAL_ERRORS, &error) else {
-            throw GStreamer.consume(error, fallback: "cannot build a decoder")
+        let decoder = try DecodePipeline(uri: uri, caps: "audio/x-raw,format=S16LE,layout=interleaved",
+                                         sink: "appsink name=sink sync=false max-buffers=64")
+        guard let sinkElement = decoder.sink() else {
+            throw PlaybackError(domain: "core", code: 0, message: "the decoder has no sink", debug: nil)
         }
-        if let error { g_error_free(error) }
-        _ = gst_object_ref_sink(pipeline)
-        defer {
-            _ = gst_element_set_state(pipeline, GST_STATE_NULL)
-            gst_object_unref(pipeline)
-        }
-        if let decode = gst_bin_get_by_name(tn_bin(pipeline), "decode") {
-            tn_object_set_string(decode, "uri", uri)
-            gst_object_unref(decode)
-        }
-        guard let sinkElement = gst_bin_get_by_name(tn_bin(pipeline), "sink"), let bus = gst_element_get_bus(pipeline) else {
-            throw PlaybackError(domain: "core", code: 0, message: "the decoder has no sink or bus", debug: nil)
-        }
-        defer {
-            gst_object_unref(sinkElement)
-            gst_object_unref(bus)
-        }
+        defer { gst_object_unref(sinkElement) }
         let sink = tn_app_sink(sinkElement)
-        guard gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
-            if let message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) {
-                defer { gst_message_unref(message) }
-                throw GStreamer.parseError(message)
-            }
+        guard decoder.set(GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
+            try decoder.throwPostedError()
             throw PlaybackError(domain: "core", code: 0, message: "the decoder would not start", debug: uri)
         }
         let deadline = ContinuousClock.now + timeout
         var lastProgress = ContinuousClock.now
         var format: Format?
         while true {
-            if let message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) {
-                defer { gst_message_unref(message) }
-                throw GStreamer.parseError(message)
-            }
+            try decoder.throwPostedError()
             if ContinuousClock.now > deadline {
                 throw PlaybackError(domain: "core", code: 0, message: "decoding took longer than \(timeout)", debug: uri)
             }
@@ -90,10 +67,7 @@ public enum PCMDecoder {
             }
         }
         // An error posted as the stream ended (a decoder giving up on the last frames) still counts.
-        if let message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) {
-            defer { gst_message_unref(message) }
-            throw GStreamer.parseError(message)
-        }
+        try decoder.throwPostedError()
         guard let format else {
             throw PlaybackError(domain: "stream", code: 7, message: "No audio was decoded.", debug: uri)
         }
