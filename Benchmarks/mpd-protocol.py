@@ -114,7 +114,10 @@ def main():
         else:
             results["mpd"] = None
         # Mopidy with mopidy-mpd
-        if shutil.which("mopidy") and subprocess.run([sys.executable, "-c", "import mopidy_mpd"], capture_output=True).returncode == 0:
+        # Debian's mopidy runs on the system Python, whatever python3 runs this script (a pyenv one, say).
+        mopidy = shutil.which("mopidy")
+        mopidy_python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+        if mopidy and subprocess.run([mopidy_python, "-c", "import mopidy_mpd"], capture_output=True).returncode == 0:
             yport = free_port(); ydir = os.path.join(home, "mopidy"); os.makedirs(ydir)
             conf = os.path.join(ydir, "mopidy.conf")
             open(conf, "w").write(f"[core]\ncache_dir = {ydir}/cache\ndata_dir = {ydir}/data\nmax_tracklist_length = 20000\n"

@@ -85,28 +85,34 @@ import Testing
 
     @Test func seekingInsideAMIDITrackWorks() async throws {
         let d = try Daemon()
-        // 12 quarters at 120 bpm: 6 s, one note per quarter, so every second of it is audible.
+        // 24 quarters at 120 bpm: 12 s, one note per quarter, so every second of it is audible; long enough that a
+        // loaded machine stalling the test for seconds before the seek still leaves 3 s to skip.
         let url = try Self.midiFolder(d).appendingPathComponent("long.mid")
-        try SMFBytes(format: 0, division: 96, tracks: [Ev.program(0, channel: 0, 0) + Ev.notes(12, ticks: 96) + Ev.end()]).write(to: url)
+        try SMFBytes(format: 0, division: 96, tracks: [Ev.program(0, channel: 0, 0) + Ev.notes(24, ticks: 96) + Ev.end()]).write(to: url)
         let out = d.media.file("seeked.wav")
         let seeked = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
         try await d.start([url.path], sink: Self.wavSink.replacingOccurrences(of: "filesink", with: "filesink sync=true") + out.path)
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         #expect(try await d.get(Daemon.player, "CanSeek") == .bool(true), "CanSeek must be true for a seekable MIDI track")
         try await d.waitFor("position moves") { try await d.position() > 200_000 }
-        // Relative: whenever it lands, 3 s of the 6 are skipped.
+        // Relative: it lands 3 s after where it was when the seek was applied, which is between the position read
+        // just before and that plus the wall time until Seeked (the position cannot outrun the clock at rate 1).
+        let before = try await d.position()
+        let sent = ContinuousClock.now
         _ = try await d.call(Daemon.player, "Seek", [.int64(3_000_000)])
         try await d.waitFor("Seeked") { !seeked.named("Seeked").isEmpty }
+        let took = Int64((ContinuousClock.now - sent) / .microseconds(1))
         let landed = seeked.named("Seeked")[0].arguments[0].int64Value ?? 0
-        #expect(landed >= 3_000_000 && landed < 5_000_000, "Seeked(\(landed))")
-        try await d.waitFor("played to the end", timeout: .seconds(30)) { try await d.status() == "Stopped" }
+        #expect(landed >= before + 2_900_000 && landed <= before + 3_300_000 + took,
+                "Seeked(\(landed)) after Seek(+3 s) from \(before) µs, \(took) µs between")
+        try await d.waitFor("played to the end", timeout: .seconds(60)) { try await d.status() == "Stopped" }
         _ = await d.terminate()
         let wav = try WAV.read(out)
         // Rendered = what reached the sink before the seek + the rest from where it landed. The first part is at
         // most the position the seek was added to (a starved machine renders behind the clock), so whatever the
-        // load: the rest after the landing was all heard, and about 3 s of the 6 were skipped.
-        let rest = 6.0 - Double(landed) / 1e6
-        #expect(wav.seconds >= rest - 0.25 && wav.seconds <= 3.5, "rendered \(wav.seconds) s of a 6 s file after skipping 3 s (landed at \(landed) µs)")
+        // load: the rest after the landing was all heard, and about 3 s of the 12 were skipped.
+        let rest = 12.0 - Double(landed) / 1e6
+        #expect(wav.seconds >= rest - 0.25 && wav.seconds <= 9.5, "rendered \(wav.seconds) s of a 12 s file after skipping 3 s (landed at \(landed) µs)")
         let tail = wav.frames((wav.frameCount - 22050)..<wav.frameCount).samples.map { abs(Int($0)) }.max() ?? 0
         #expect(tail > 300, "notes after the seek are heard (peak \(tail) in the last half second)")
     }

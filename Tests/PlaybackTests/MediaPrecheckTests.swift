@@ -14,7 +14,13 @@ import TestSupport
         #expect(MediaPrecheck.mayHoldAudio(type) == passes)
     }
 
-    /// Noise gets a type from typefind now and then ("application/x-subtitle-lrc" in 3 of 200 tries): refused all the same.
+    @Test(arguments: [("video/x-h263", 50, false), ("video/mpeg", 40, false), ("video/quicktime", 100, true), ("video/mpeg", 80, true)])
+    func videoCountsOnlyWhenTypefindIsSure(_ type: String, _ probability: Int, _ passes: Bool) {
+        #expect(MediaPrecheck.mayHoldAudio(type, probability: UInt32(probability)) == passes)
+    }
+
+    /// Noise gets a type from typefind now and then (in 3,000 tries: application/x-subtitle-lrc, video/x-h263 and
+    /// video/mpeg, 11 times in all): refused all the same.
     @Test func noiseIsRefused() throws {
         let dir = TemporaryDirectory("tonearm-precheck")
         var generator = SystemRandomNumberGenerator()
