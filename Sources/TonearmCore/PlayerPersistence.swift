@@ -81,7 +81,14 @@ extension Player {
     /// Every second while playing: only the position file when nothing else changed since the last save (comparing
     /// an unchanged queue is cheap: its storage is shared), else the whole state.
     func saveIfPlaying() {
-        guard status == .playing, let stateStore, !isShutDown else { return }
+        guard status == .playing else { return }
+        savePositionOrState()
+    }
+
+    /// The position record alone when nothing else changed since the last save, else the whole state. Also right
+    /// after a seek, playing or paused: a crash must not resume from before it.
+    func savePositionOrState() {
+        guard status != .stopped, let stateStore, !isShutDown else { return }
         let state = persistedState()
         guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
             save()

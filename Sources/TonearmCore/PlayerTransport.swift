@@ -87,6 +87,7 @@ extension Player {
         if status == .playing { startTicking() }
         followLyrics()
         publish()
+        savePositionOrState()
     }
 
     // MARK: Settings

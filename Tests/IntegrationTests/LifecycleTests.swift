@@ -17,16 +17,36 @@ import Testing
         try await d.set(Daemon.player, "Volume", .double(0.25))
         try await d.set(Daemon.player, "LoopStatus", .string("Playlist"))
         try await d.waitFor("CanSeek") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
+        // A seek is saved at once, paused too (the once-a-second save runs only while playing).
+        let record = d.home.file("state/tonearm/state.json.position")
+        func saved() -> Int64? {
+            guard let text = try? String(contentsOf: record, encoding: .utf8) else { return nil }
+            let fields = text.split(whereSeparator: \.isWhitespace)
+            return fields.count == 2 && fields[0] == ids[1] ? Int64(fields[1]) : nil
+        }
+        _ = try await d.call(Daemon.player, "Pause")
+        try await d.waitFor("Paused") { try await d.status() == "Paused" }
+        let paused = try await d.position()
         _ = try await d.call(Daemon.player, "Seek", [.int64(6_000_000)])
-        try await Task.sleep(for: .seconds(1.6))
+        try await d.waitFor("the seek saved while paused") { (saved() ?? 0) >= paused + 5_900_000 }
+        _ = try await d.call(Daemon.player, "Play")
+        // Then the position is saved each second while playing: wait for a save past the seek (however late a loaded
+        // machine gets to it) and kill -9. The restart resumes between that save and where it was at the kill.
+        var last: Int64 = 0
+        try await d.waitFor("a save while playing") { last = saved() ?? 0; return last >= paused + 6_500_000 }
         let before = try await d.position()
+        let read = ContinuousClock.now
         await d.kill9()
+        let untilKill = Int64((ContinuousClock.now - read) / .microseconds(1))
 
         try await d.start()
         #expect(try await d.tracks() == ids)
         #expect(try await d.trackID() == ids[1])
         try await d.waitFor("Paused") { try await d.status() == "Paused" }
-        try await d.waitFor("position restored") { abs(try await d.position() - before) < 2_000_000 }
+        try await d.waitFor("position restored") {
+            let p = try await d.position()
+            return p >= last && p <= before + untilKill + 100_000
+        }
         #expect(try await d.get(Daemon.player, "Volume") == .double(0.25))
         #expect(try await d.get(Daemon.player, "LoopStatus") == .string("Playlist"))
         _ = try await d.call(Daemon.player, "Play")
