@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "WaveformTests", dependencies: ["Waveform"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
-        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport"]),
+        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),

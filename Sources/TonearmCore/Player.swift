@@ -20,6 +20,7 @@ public actor Player {
     let engine: any PlaybackControl
     let plugins: [any SourcePlugin]
     let stateStore: StateStore?
+    let stateWriter: StateWriter?
     let artCache: ArtCache
     let logger: Logger
 
@@ -95,6 +96,7 @@ public actor Player {
         self.lyricsFinder = lyricsFinder
         self.plugins = plugins
         self.stateStore = stateStore
+        stateWriter = stateStore.map { StateWriter(store: $0, logger: logger) }
         self.artCache = artCache
         self.tickInterval = tickInterval
         self.logger = logger

@@ -52,16 +52,18 @@ extension Player {
         return state
     }
 
-    /// Writes the state file now (also used at shutdown).
+    /// Writes the state file now and waits for it (at shutdown).
     public func save() {
-        guard let stateStore, !isShutDown else { return }
+        saveSoon()
+        stateWriter?.flush()
+    }
+
+    /// Hands the state to the writer, which writes it off the actor.
+    private func saveSoon() {
+        guard let stateWriter, !isShutDown else { return }
         let state = persistedState()
-        do {
-            try stateStore.save(state)
-            savedApartFromPosition = state.withoutPosition
-        } catch {
-            logger.error("could not save state: \(error)")
-        }
+        stateWriter.save(state)
+        savedApartFromPosition = state.withoutPosition
     }
 
     func scheduleSave() {
@@ -75,7 +77,7 @@ extension Player {
 
     private func flushScheduledSave() {
         saveScheduled = false
-        save()
+        saveSoon()
     }
 
     /// Every second while playing: only the position file when nothing else changed since the last save (comparing
@@ -88,14 +90,12 @@ extension Player {
     /// The position record alone when nothing else changed since the last save, else the whole state. Also right
     /// after a seek, playing or paused: a crash must not resume from before it.
     func savePositionOrState() {
-        guard status != .stopped, let stateStore, !isShutDown else { return }
+        guard status != .stopped, let stateWriter, !isShutDown else { return }
         let state = persistedState()
         guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
-            save()
+            saveSoon()
             return
         }
-        do { try stateStore.savePosition(state.position, of: current) } catch {
-            logger.error("could not save the position: \(error)")
-        }
+        stateWriter.savePosition(state.position, of: current)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TestSupport
 import Testing
 @testable import TonearmCore
@@ -20,6 +21,31 @@ import Testing
         #expect(try store.load() == state)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.file("state").path)
         #expect(leftovers.sorted() == ["state.json", "state.json.position"], "no temp files are left behind")
+    }
+
+    @Test func theWriterKeepsTheOrderAndTheNewestOfEach() throws {
+        let dir = TemporaryDirectory()
+        let store = StateStore(url: dir.file("state.json"))
+        let writer = StateWriter(store: store, logger: Logger(label: "test"))
+        var state = PersistedState()
+        let a = state.queue.makeTrack(TrackMetadata(url: "file:///a.wav"))
+        state.queue.insert([a], at: .end)
+        state.queue.setCurrent(a.id)
+        state.position = 1_000_000
+        // A position after a state wins; a state after a position carries its own.
+        for step in 0..<200 {
+            state.volume = Double(step) / 200
+            writer.save(state)
+            writer.savePosition(Int64(step) * 1000 + 5, of: a.id)
+        }
+        writer.flush()
+        #expect(try store.load()?.volume == 199.0 / 200)
+        #expect(try store.load()?.position == 199_005)
+        writer.savePosition(42, of: a.id)
+        state.position = 3_000_000
+        writer.save(state)
+        writer.flush()
+        #expect(try store.load()?.position == 3_000_000)
     }
 
     @Test func thePositionFileAmendsTheStateForItsTrackOnly() throws {
