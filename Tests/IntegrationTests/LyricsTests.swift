@@ -180,10 +180,12 @@ import Testing
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64((1 + 2 * target) * 1_000_000 + 500_000)])
         try await d.waitFor("the line after the seek", timeout: .seconds(10)) { received().contains { $0.index == target } }
         #expect(received().first { $0.index == target }.map { $0.start == (1 + 2 * target) * 1_000_000 && $0.text == "Line \(target + 1)" } == true)
-        // Back before the first line: none.
+        // Back before the first line: none. (Not necessarily the last signal: a loaded machine may play on into Line 1
+        // before the test looks.)
+        lines.clear()
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(200_000)])
-        try await d.waitFor("no line before the first", timeout: .seconds(10)) { received().last?.index == -1 }
-        #expect(received().last.map { $0.start == -1 && $0.text.isEmpty } == true)
+        try await d.waitFor("no line before the first", timeout: .seconds(10)) { received().contains { $0.index == -1 } }
+        #expect(received().first { $0.index == -1 }.map { $0.start == -1 && $0.text.isEmpty } == true)
 
         // Paused: the clock stops with the music.
         _ = try await d.call(Daemon.player, "Pause")
