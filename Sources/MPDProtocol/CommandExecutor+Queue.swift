@@ -107,7 +107,7 @@ extension CommandExecutor {
     }
 
     /// Where `add`/`addid` put songs: at a position, relative to the current song (`+N`, `-N`), or at the end.
-    private func insertPosition(_ text: String?) async throws(MPDAck) -> PlayQueue.Position {
+    func insertPosition(_ text: String?) async throws(MPDAck) -> PlayQueue.Position {
         guard let text else { return .end }
         let view = await player.inspect { $0 }
         var target: Int

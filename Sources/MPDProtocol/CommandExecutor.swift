@@ -20,10 +20,14 @@ public final class CommandExecutor: Sendable {
     let librarySource: (any MPDLibrarySource)?
     let password: String?
     let outputName: String
+    /// The saved playlists; nil where the daemon has none to offer (then none exist).
+    let playlists: (any MPDPlaylistStore)?
     let started = Date()
     let updateJobs = UpdateJobs()
 
-    public init(player: Player, library: (any MPDLibrarySource)?, tracker: ChangeTracker, password: String?, outputName: String) {
+    public init(player: Player, library: (any MPDLibrarySource)?, tracker: ChangeTracker, password: String?, outputName: String,
+                playlists: (any MPDPlaylistStore)? = nil) {
+        self.playlists = playlists
         self.player = player
         self.tracker = tracker
         self.librarySource = library
@@ -142,14 +146,10 @@ public final class CommandExecutor: Sendable {
         case "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
              "update", "rescan", "albumart", "readpicture":
             try await libraryCommand(name, a, &r, client: client)
-        // Stored playlists: none exist yet
-        case "listplaylists": break
-        case "listplaylist", "listplaylistinfo", "load", "rm", "rename", "playlistadd", "playlistclear", "playlistdelete",
-             "playlistmove", "searchaddpl", "findaddpl":
-            try count(name, a, 1...4)
-            let playlist = ["searchaddpl", "findaddpl"].contains(name) ? a[0] : a[0]
-            throw MPDAck(.noExist, "No such playlist: \(playlist) (Tonearm has no stored playlists yet)")
-        case "save": throw MPDAck(.system, "saving playlists is not supported by Tonearm yet")
+        // Stored playlists: Tonearm's saved playlists
+        case "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
+             "playlistclear", "playlistdelete", "playlistmove", "searchaddpl", "findaddpl":
+            try await storedPlaylistCommand(name, a, &r)
         // Outputs: the one configured sink
         case "outputs":
             r.line("outputid", 0)
@@ -178,7 +178,7 @@ public final class CommandExecutor: Sendable {
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
         "update", "rescan", "albumart", "readpicture",
         "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd", "playlistclear",
-        "playlistdelete", "playlistmove", "outputs", "enableoutput", "disableoutput", "toggleoutput",
+        "playlistdelete", "playlistmove", "searchaddpl", "findaddpl", "outputs", "enableoutput", "disableoutput", "toggleoutput",
         "command_list_begin", "command_list_ok_begin", "command_list_end",
     ]
 
