@@ -127,8 +127,15 @@ public final class CommandExecutor: Sendable {
         case "listmounts": r.line("mount", "")
         case "subscribe", "unsubscribe", "sendmessage": throw .notSupported("client-to-client messaging")
         case "sticker", "stickernames", "stickertypes": throw .notSupported("the sticker database")
-        case "replay_gain_status": r.line("replay_gain_mode", "off")
-        case "replay_gain_mode", "mixrampdb", "mixrampdelay": throw .notSupported(name)
+        // ReplayGain: mpd's modes are Tonearm's (off, track, album, auto), shared with Player1.ReplayGainMode.
+        case "replay_gain_status":
+            try count(name, a, 0...0)
+            r.line("replay_gain_mode", await player.replayGainMode.rawValue)
+        case "replay_gain_mode":
+            try count(name, a, 1...1)
+            guard let mode = ReplayGainMode(rawValue: a[0]) else { throw MPDAck(.arg, "Unrecognized replay gain mode") }
+            await player.setReplayGainMode(mode)
+        case "mixrampdb", "mixrampdelay": throw .notSupported(name)
         case "clearerror": tracker.clearError()
         // Status
         case "status": await status(&r)
@@ -169,7 +176,7 @@ public final class CommandExecutor: Sendable {
 
     static let supported: Set<String> = [
         "ping", "password", "binarylimit", "close", "commands", "notcommands", "tagtypes", "urlhandlers", "decoders",
-        "channels", "readmessages", "listmounts", "listneighbors", "replay_gain_status", "clearerror",
+        "channels", "readmessages", "listmounts", "listneighbors", "replay_gain_status", "replay_gain_mode", "clearerror",
         "status", "currentsong", "stats", "idle", "noidle",
         "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur", "setvol", "volume", "getvol",
         "repeat", "random", "single", "consume", "crossfade",

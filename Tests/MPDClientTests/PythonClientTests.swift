@@ -1,4 +1,5 @@
 import DaemonHarness
+import DBus
 import Foundation
 import TestSupport
 import Testing
@@ -55,6 +56,31 @@ import Testing
         #expect(lines[8] == "ack [5@0] {} unknown command \"frobnicate\"")
         #expect(lines[9] == "changes [0, 1, 2]")
         #expect(lines[10] == "version grew True")
+    }
+
+    @Test func replayGainModeIsTonearmsOwn() async throws {
+        let m = try MPDDaemon()
+        try await m.start()
+        let options = try await SignalRecorder(m.d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let out = try await m.python("""
+        print('status', client.replay_gain_status())
+        client.replay_gain_mode('album')
+        print('status', client.replay_gain_status())
+        try:
+            client.replay_gain_mode('loud')
+        except mpd.CommandError as e:
+            print('ack', e)
+        """)
+        #expect(out.components(separatedBy: "\n").filter { !$0.isEmpty } == [
+            "status off", "status album", "ack [2@0] {replay_gain_mode} Unrecognized replay gain mode",
+        ])
+        try await m.d.waitFor("the mode over D-Bus") { try await m.d.get(Daemon.tonearm, "ReplayGainMode") == .string("album") }
+        try await m.d.waitFor("PropertiesChanged for it") {
+            options.named("PropertiesChanged").contains { $0.arguments.count > 1 && $0.arguments[1].vardictValue?["ReplayGainMode"] != nil }
+        }
+        // And the other way: a mode set over D-Bus is what mpd clients read.
+        try await m.d.set(Daemon.tonearm, "ReplayGainMode", .string("track"))
+        #expect(try await m.python("print(client.replay_gain_status())").trimmingCharacters(in: .whitespacesAndNewlines) == "track")
     }
 
     @Test func idleAndNoidle() async throws {
