@@ -16,6 +16,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-asn1", exact: "1.7.4"),
     ],
     targets: [
         .systemLibrary(
@@ -66,7 +71,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "Lyrics", "LyricsFiles",
+            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -89,6 +94,18 @@ let package = Package(
             "TonearmCore",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/ReceivedShares"),
+        .target(name: "LocalSend", dependencies: [
+            "TonearmCore", "ReceivedShares",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Plugins/LocalSend"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -104,6 +121,7 @@ let package = Package(
         ]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
+        .testTarget(name: "LocalSendTests", dependencies: ["LocalSend", "TonearmCore", "TestSupport"]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields"]),
