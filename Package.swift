@@ -97,6 +97,7 @@ let package = Package(
         .target(name: "LocalSend", dependencies: [
             "TonearmCore", "ReceivedShares",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

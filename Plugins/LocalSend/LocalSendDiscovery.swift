@@ -25,7 +25,7 @@ public final class LocalSendDiscovery: Sendable {
         let inbox = Inbox()
         channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelOption(.socketOption(.so_reuseport), value: 1)
+            .channelOption(ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
             .channelInitializer { $0.pipeline.addHandler(inbox) }
             .bind(host: "0.0.0.0", port: 53317).get()
         guard let multicast = channel as? any MulticastChannel else { throw ChannelError.operationUnsupported }

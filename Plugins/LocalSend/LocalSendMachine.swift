@@ -129,8 +129,17 @@ public struct LocalSendMachine: Sendable {
         public var session: String?
         public var tokens: [String: String]
 
-        static func error(_ status: Int, _ message: String) -> Reply { Reply(status: status, message: message, session: nil, tokens: [:]) }
-        static let ok = Reply(status: 200, message: nil, session: nil, tokens: [:])
+        public init(status: Int, message: String?, session: String?, tokens: [String: String]) {
+            self.status = status
+            self.message = message
+            self.session = session
+            self.tokens = tokens
+        }
+
+        /// An error answer with its JSON message.
+        public static func error(_ status: Int, _ message: String) -> Reply { Reply(status: status, message: message, session: nil, tokens: [:]) }
+        /// 200 with no body.
+        public static let ok = Reply(status: 200, message: nil, session: nil, tokens: [:])
         static func prepared(_ session: Session) -> Reply {
             Reply(status: 200, message: nil, session: session.id,
                   tokens: Dictionary(uniqueKeysWithValues: session.files.values.map { ($0.accepted.offered.id, $0.accepted.token) }))

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Glibc
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
