@@ -17,11 +17,15 @@ final class LocalSendRig: @unchecked Sendable {
     let recorder: SignalRecorder
 
     /// The pinned third-party LocalSend implementations (scripts/localsend-venv makes them once).
-    static let venv: String = {
+    static let root: URL = {
         var root = Daemon.binDirectory
         while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path), root.path != "/" {
             root = root.deletingLastPathComponent()
         }
+        return root
+    }()
+
+    static let venv: String = {
         let script = root.appendingPathComponent("scripts/localsend-venv").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: script)
@@ -54,14 +58,8 @@ final class LocalSendRig: @unchecked Sendable {
             alias = "Tonearm test"
             \(config)
             """.write(to: file, atomically: true, encoding: .utf8)
-        let wrapper = d.home.file("netns-tonearmd")
-        try """
-            #!/bin/sh
-            exec unshare -rn sh -c 'ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && exec "$0" "$@"' \
-            \(Daemon.binDirectory.appendingPathComponent("tonearmd").path) "$@"
-            """.write(to: wrapper, atomically: true, encoding: .utf8)
-        chmod(wrapper.path, 0o755)
-        d.daemonExecutable = wrapper.path
+        d.extraEnvironment["TONEARM_NETNS_DAEMON"] = Daemon.binDirectory.appendingPathComponent("tonearmd").path
+        d.daemonExecutable = Self.root.appendingPathComponent("scripts/netns-tonearmd").path
         recorder = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.tonearm.Shares1"))
         try await d.start(sink: sink ? "wavenc ! filesink location=\(out.path)" : "fakesink sync=true")
         try await d.waitFor("the LocalSend server", timeout: .seconds(60)) { d.log.contains("LocalSend: \"Tonearm test\" on port") }
