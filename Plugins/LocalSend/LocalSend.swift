@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ReceivedShares
+import ServiceLifecycle
 import Synchronization
 import TonearmCore
 
@@ -17,6 +18,7 @@ public final class LocalSend: SourcePlugin {
     struct Running: Sendable {
         var receiver: LocalSendReceiver
         var server: Task<Void, Never>
+        var group: ServiceGroup
         var ticker: Task<Void, Never>
         var discovery: LocalSendDiscovery?
         var port: Int
@@ -72,8 +74,10 @@ public final class LocalSend: SourcePlugin {
         }
         let (bound, bind) = AsyncStream.makeStream(of: Int?.self)
         let app = try server.application { port in bind.yield(port) }
+        // In a group of its own, so stopping is Hummingbird's graceful shutdown (listener closed, requests finished).
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
         let serverTask = Task {
-            do { try await app.run() } catch { logger.error("LocalSend server: \(error)") }
+            do { try await group.run() } catch { logger.error("LocalSend server: \(error)") }
             bind.yield(nil)
         }
         var iterator = bound.makeAsyncIterator()
@@ -96,7 +100,7 @@ public final class LocalSend: SourcePlugin {
                 logger.error("LocalSend discovery is off: cannot join \(settings.multicastGroup):53317: \(error)")
             }
         }
-        running.withLock { $0 = Running(receiver: receiver, server: serverTask, ticker: ticker, discovery: discovery, port: port,
+        running.withLock { $0 = Running(receiver: receiver, server: serverTask, group: group, ticker: ticker, discovery: discovery, port: port,
                                         fingerprint: identity.fingerprint) }
         logger.info("LocalSend: \"\(settings.alias)\" on port \(port) (\(settings.https ? "https" : "http")), accepting: \(settings.policy.mode.rawValue), fingerprint \(identity.fingerprint)")
         if let discovery { Task { await discovery.announce() } }
@@ -106,8 +110,9 @@ public final class LocalSend: SourcePlugin {
         guard let r = running.withLock({ current in defer { current = nil }; return current }) else { return }
         await r.discovery?.stop()
         r.ticker.cancel()
+        // Held offers answered and uploads closed first: the graceful shutdown then has nothing to wait for.
         await r.receiver.shutdown()
-        r.server.cancel()
+        await r.group.triggerGracefulShutdown()
         await r.server.value
     }
 

@@ -25,7 +25,9 @@ import Testing
         // on-receive = play (the default): it plays now, to its end.
         try await rig.d.waitFor("the received song playing") { try await rig.d.metadata()["xesam:url"]?.stringValue == from.uri }
         try await rig.d.waitFor("the song played to its end") { try await rig.d.status() == "Stopped" }
-        _ = await rig.d.terminate()
+        // SIGTERM takes the graceful path through the LocalSend server too.
+        #expect(await rig.d.terminate() == 0)
+        #expect(rig.d.log.contains("LocalSend server") == false, "\(rig.d.log.suffix(1500))")
         let rendered = try WAV.read(rig.out).mono
         let audible = try #require(AudioCheck.trimmedRange(rendered))
         let seconds = Double(audible.count) / 11025
