@@ -142,7 +142,7 @@ import Testing
 
     /// Prepares one file; returns the session and the file's token.
     static func prepare(_ rig: LocalSendRig, name: String, path: String, type: String = "audio/wav", sha256: String? = nil,
-                        size: Int? = nil) async throws -> (status: Int, session: String, token: String, message: String) {
+                        size: Int? = nil, http: Bool = false) async throws -> (status: Int, session: String, token: String, message: String) {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         var file: [String: Any] = ["id": "f1", "fileName": name, "size": size ?? bytes.count, "fileType": type]
         if let sha256 { file["sha256"] = sha256 }
@@ -150,7 +150,7 @@ import Testing
                                             "fingerprint": "probe", "port": 53317, "protocol": "https", "download": false],
                                    "files": ["f1": file]]
         let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-        let r = try await rig.probe(["POST", "\(api)/prepare-upload", "--json", json])
+        let r = try await rig.probe(["POST", "\(api)/prepare-upload", "--json", json] + (http ? ["--http"] : []))
         return (r.status, r.body["sessionId"] as? String ?? "", (r.body["files"] as? [String: String])?["f1"] ?? "", r.body["message"] as? String ?? "")
     }
 
@@ -229,14 +229,18 @@ import Testing
     }
 
     @Test func stalledSenderIsDropped() async throws {
-        let rig = try await LocalSendRig("accept = \"open\"\nstall-seconds = 2", sink: false)
+        // Plain HTTP, as configured (and only then).
+        let rig = try await LocalSendRig("accept = \"open\"\nstall-seconds = 2\nprotocol = \"http\"", sink: false)
+        let info = try await rig.probe(["GET", "\(Self.api)/info", "--http"])
+        #expect(info.status == 200 && info.body["protocol"] as? String == "http")
+        #expect(try await rig.probe(["GET", "\(Self.api)/info"]).status == 0, "no TLS on a plain HTTP server")
         let song = try rig.song("slow.wav", seed: 7, seconds: 3)
-        let p = try await Self.prepare(rig, name: "slow.wav", path: song)
-        let stalled = try await rig.probe(["POST", "\(Self.api)/upload?sessionId=\(p.session)&fileId=f1&token=\(p.token)", "--file", song, "--stall"])
+        let p = try await Self.prepare(rig, name: "slow.wav", path: song, http: true)
+        let stalled = try await rig.probe(["POST", "\(Self.api)/upload?sessionId=\(p.session)&fileId=f1&token=\(p.token)", "--file", song, "--stall", "--http"])
         #expect(stalled.status == 0, "the server closes a stalled upload: \(stalled)")
         try await rig.d.waitFor("the stall reported") { rig.fromDevice.first?.reason == "the sender stalled" }
         try await rig.d.waitFor("the staging folder emptied") { rig.files(rig.staging).isEmpty }
         #expect(rig.files(rig.received).isEmpty)
-        #expect(try await Self.prepare(rig, name: "next.wav", path: song).status == 200, "the stalled session no longer blocks")
+        #expect(try await Self.prepare(rig, name: "next.wav", path: song, http: true).status == 200, "the stalled session no longer blocks")
     }
 }
