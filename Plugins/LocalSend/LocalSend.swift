@@ -49,12 +49,14 @@ public final class LocalSend: SourcePlugin {
         let identity = try LocalSendIdentity.loadOrCreate(in: context.storageFolder.appendingPathComponent("identity"), alias: settings.alias)
         let pairedFile = context.storageFolder.appendingPathComponent("paired.txt")
         let paired = Set(((try? String(contentsOf: pairedFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
+        let storedFile = context.storageFolder.appendingPathComponent("stored.txt")
+        let stored = Self.readStored(storedFile)
         let shares = shares, logger = logger
         let receiver = LocalSendReceiver(
             machine: LocalSendMachine(policy: settings.policy, paired: paired),
-            staging: context.storageFolder.appendingPathComponent("staging"), logger: logger,
+            staging: context.storageFolder.appendingPathComponent("staging"), logger: logger, stored: stored,
             deliver: { staged in
-                await shares.take(staged: staged.path, name: staged.name, from: Self.sender(staged.sender))
+                await shares.take(staged: staged.path, name: staged.name, from: Self.sender(staged.sender))?.path
             },
             report: { event in
                 switch event {
@@ -63,6 +65,10 @@ public final class LocalSend: SourcePlugin {
                 case .refused(let peer, let name, let reason): shares.refusedFromDevice(name, from: Self.sender(peer), reason: reason)
                 case .paired(let peer):
                     Self.remember(peer.fingerprint, in: pairedFile, logger: logger)
+                case .alreadyStored(let peer, let name, let path):
+                    shares.alreadyStored(name, from: Self.sender(peer), at: path)
+                case .stored(let sha, let path):
+                    Self.remember("\(sha) \(path)", in: storedFile, logger: logger)
                 }
             })
         shares.addOfferSource(Offers(receiver: receiver))
@@ -124,7 +130,17 @@ public final class LocalSend: SourcePlugin {
         ShareOffer(id: offer.id, sender: sender(offer.peer), files: offer.files.map { ($0.name, $0.offered.size) })
     }
 
-    /// Adds a fingerprint to the paired list (one per line).
+    /// The SHA-256 → path list of files received before ("SHA PATH" lines).
+    static func readStored(_ file: URL) -> [String: String] {
+        var map: [String: String] = [:]
+        for line in ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n") {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            map[String(line[..<space])] = String(line[line.index(after: space)...])
+        }
+        return map
+    }
+
+    /// Adds a line (a paired fingerprint, a stored file) to a list file, once.
     static func remember(_ fingerprint: String, in file: URL, logger: Logger) {
         var lines = ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         guard !lines.contains(fingerprint) else { return }

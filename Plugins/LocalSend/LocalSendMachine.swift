@@ -165,6 +165,8 @@ public struct LocalSendMachine: Sendable {
         case refused(peer: Peer, fileName: String, reason: String)
         /// Remember this certificate as one the user accepted.
         case pair(Peer)
+        /// A file the library already holds (by its announced SHA-256): not sent again.
+        case alreadyStored(peer: Peer, fileName: String, sha256: String)
     }
 
     struct FileState: Sendable, Equatable {
@@ -191,6 +193,8 @@ public struct LocalSendMachine: Sendable {
     public var policy: Policy
     /// Fingerprints of certificates the user accepted before.
     public var paired: Set<String>
+    /// SHA-256s (lower-case hex) of files already stored in the library: offered again, they are not sent.
+    public var stored: Set<String> = []
     private(set) var session: Session?
     private(set) var pins: [String: PinRecord] = [:]
     private let makeID: @Sendable () -> String
@@ -258,8 +262,14 @@ public struct LocalSendMachine: Sendable {
         var accepted: [FileState] = []
         var total: Int64 = 0
         var seen = Set<String>()
+        var skipped = 0
         for file in files {
             let name = LocalSendNames.safeBaseName(file.fileName)
+            if let sha = file.sha256, stored.contains(sha), LocalSendNames.notAudio(name: name, type: file.fileType) == nil {
+                skipped += 1
+                actions.append(.alreadyStored(peer: peer, fileName: name, sha256: sha))
+                continue
+            }
             let reason: String?
             if file.id.isEmpty || !seen.insert(file.id).inserted {
                 reason = "a missing or repeated file id"
@@ -284,6 +294,8 @@ public struct LocalSendMachine: Sendable {
             accepted.append(FileState(accepted: AcceptedFile(offered: file, token: makeID(), name: name), phase: .waiting))
         }
         guard !accepted.isEmpty else {
+            // Spec 204: finished, no file transfer needed.
+            if skipped > 0 { return actions + [.reply(Reply(status: 204, message: nil, session: nil, tokens: [:]))] }
             let reasons = actions.compactMap { if case let .refused(_, name, why) = $0 { "\(name): \(why)" } else { nil } }
             return actions + [.reply(.error(403, "rejected: nothing this player takes (\(reasons.joined(separator: "; ")))"))]
         }

@@ -19,6 +19,10 @@ public enum LocalSendEvent: Sendable, Equatable {
     case offerClosed(id: String)
     /// A sender's file was refused before the pipeline: its name and why.
     case refused(sender: LocalSendMachine.Peer, fileName: String, reason: String)
+    /// A sender offered a file the library holds already (at `path`); it is not sent again.
+    case alreadyStored(sender: LocalSendMachine.Peer, fileName: String, path: String)
+    /// A file with this SHA-256 is now in the library at `path` (to remember across restarts).
+    case stored(sha256: String, path: String)
     /// The user accepted this certificate (it is now paired).
     case paired(LocalSendMachine.Peer)
 }
@@ -29,7 +33,10 @@ public actor LocalSendReceiver {
     private var machine: LocalSendMachine
     private let staging: URL
     private let logger: Logger
-    private let deliver: @Sendable (StagedFile) async -> Void
+    /// Hands a staged file to the library; returns where it is stored, or nil when it was refused.
+    private let deliver: @Sendable (StagedFile) async -> String?
+    /// SHA-256 → path of files received before (checked for existence before each prepare-upload).
+    private var storedFiles: [String: String]
     private let report: @Sendable (LocalSendEvent) -> Void
     private var held: [String: CheckedContinuation<LocalSendMachine.Reply, Never>] = [:]
     /// The connections carrying a session's uploads, closed when the session ends under them.
@@ -38,9 +45,10 @@ public actor LocalSendReceiver {
     private let origin: ContinuousClock.Instant
 
     /// Starts empty: whatever an earlier run left in `staging` is removed.
-    public init(machine: LocalSendMachine, staging: URL, logger: Logger, deliver: @escaping @Sendable (StagedFile) async -> Void,
-                report: @escaping @Sendable (LocalSendEvent) -> Void) {
+    public init(machine: LocalSendMachine, staging: URL, logger: Logger, stored: [String: String] = [:],
+                deliver: @escaping @Sendable (StagedFile) async -> String?, report: @escaping @Sendable (LocalSendEvent) -> Void) {
         self.machine = machine
+        storedFiles = stored
         self.staging = staging
         self.logger = logger
         self.deliver = deliver
@@ -62,6 +70,8 @@ public actor LocalSendReceiver {
 
     /// prepare-upload: answers at once, or (ask mode) when the user has answered.
     public func prepare(peer: LocalSendMachine.Peer, files: [LocalSendMachine.OfferedFile], pin: String?) async -> LocalSendMachine.Reply {
+        storedFiles = storedFiles.filter { FileManager.default.fileExists(atPath: $0.value) }
+        machine.stored = Set(storedFiles.keys)
         let actions = machine.handle(.prepare(peer: peer, files: files, pin: pin, now: now))
         if let reply = perform(actions) { return reply }
         guard case .ask(let offer)? = actions.last else { return .error(500, "no answer") }
@@ -118,6 +128,11 @@ public actor LocalSendReceiver {
         try? FileManager.default.removeItem(at: staging)
     }
 
+    private func noteStored(_ sha: String, _ path: String) {
+        storedFiles[sha] = path
+        report(.stored(sha256: sha, path: path))
+    }
+
     /// Carries out the actions; returns the answer for the request that brought them, if there is one.
     private func perform(_ actions: [LocalSendMachine.Action]) -> LocalSendMachine.Reply? {
         var reply: LocalSendMachine.Reply?
@@ -143,7 +158,10 @@ public actor LocalSendReceiver {
                 }
                 let staged = StagedFile(path: ready, name: file.name, sender: peer)
                 let deliver = deliver
-                Task { await deliver(staged) }
+                Task {
+                    // The announced SHA-256 was checked on the way in: it names the stored bytes.
+                    if let path = await deliver(staged), let sha = file.offered.sha256 { await self.noteStored(sha, path) }
+                }
             case .discard:
                 break  // the upload's handler removes its own staging file once the answer is known
             case .endSession(let id, let reason):
@@ -155,6 +173,9 @@ public actor LocalSendReceiver {
                 report(.refused(sender: peer, fileName: name, reason: reason))
             case .pair(let peer):
                 report(.paired(peer))
+            case .alreadyStored(let peer, let name, let sha):
+                logger.info("\(name) from \(peer.alias) is in the library already: not sent again")
+                report(.alreadyStored(sender: peer, fileName: name, path: storedFiles[sha] ?? ""))
             }
         }
         return reply

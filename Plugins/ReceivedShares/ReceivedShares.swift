@@ -102,15 +102,26 @@ public final class ReceivedShares: SourcePlugin {
     /// Takes a file a device sent (complete, in the receiver's staging folder) through the same acceptance as the
     /// inbox: checked by content, stored under `name` in Received without replacing anything (or set aside in
     /// Rejected with the reason), announced, and handed to the on-receive action. The staged file is always moved.
-    public func take(staged path: String, name: String, from sender: ShareSender) async {
+    /// Returns where the file is in the library, or nil when it was refused.
+    @discardableResult
+    public func take(staged path: String, name: String, from sender: ShareSender) async -> URL? {
         let outcome: Outcome = await withCheckedContinuation { done in
             importQueue.async { [self] in done.resume(returning: importNow(path, name: name, move: true)) }
         }
+        var stored: URL?
         switch outcome {
-        case .received(let url, _, _): sink.yield(.fromDevice(sender: sender, fileName: name, uri: url.absoluteString, reason: nil))
+        case .received(let url, _, _):
+            stored = url
+            sink.yield(.fromDevice(sender: sender, fileName: name, uri: url.absoluteString, reason: nil))
         case .rejected(_, let reason), .failed(_, let reason): sink.yield(.fromDevice(sender: sender, fileName: name, uri: nil, reason: reason))
         }
         await announce(outcome)
+        return stored
+    }
+
+    /// A device offered a file the library holds already at `path` (it was not sent again).
+    public func alreadyStored(_ fileName: String, from sender: ShareSender, at path: String) {
+        sink.yield(.fromDevice(sender: sender, fileName: fileName, uri: URL(fileURLWithPath: path).absoluteString, reason: nil))
     }
 
     /// A device's file refused before it was received (not audio by name, over a limit, a wrong checksum…).

@@ -56,6 +56,17 @@ import Testing
         #expect(byName["Track 2.wav"]?.reason == "" && byName["Track 3.wav"]?.uri.hasSuffix("Track%203.wav") == true)
         // Playing the first, the others queued after it, in the order they were taken.
         try await rig.d.waitFor("all three in the queue") { try await rig.d.tracks().count >= 3 }
+
+        // Offered again (by its SHA-256), a stored song is not sent: 204, and FromDevice points at the stored file.
+        let list = rig.d.home.url.appendingPathComponent("data/tonearm/localsend/stored.txt")
+        try await rig.d.waitFor("the stored songs remembered") {
+            ((try? String(contentsOf: list, encoding: .utf8)) ?? "").split(separator: "\n").count == 3
+        }
+        let again = try await rig.inside(rig.bin + "/localsend-cli", ["send", "127.0.0.1", songs[1], "--json"])
+        #expect(again.out.contains("nothing to transfer (204)"), "\(again.out)\n\(again.err)")
+        try await rig.d.waitFor("the sixth answer") { rig.fromDevice.count == 6 }
+        #expect(rig.fromDevice.last?.uri == byName["Track 2.wav"]?.uri && rig.fromDevice.last?.reason == "")
+        #expect(rig.files(rig.received).count == 3)
     }
 
     @Test func discoveryRegisterAndPinWithLocalsendd() async throws {

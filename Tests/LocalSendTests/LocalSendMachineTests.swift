@@ -103,6 +103,20 @@ func refusals(_ actions: [M.Action]) -> [String] {
         #expect(file.name == "x.mp3")
     }
 
+    @Test func filesAlreadyStoredAreNotSentAgain() {
+        var m = machine()
+        m.stored = ["aa"]
+        var known = song("a")
+        known.sha256 = "aa"
+        // Only stored files: 204, no session.
+        let none = m.handle(.prepare(peer: phone, files: [known], pin: nil, now: 0))
+        #expect(statuses(none) == [204] && none.contains(.alreadyStored(peer: phone, fileName: "song.mp3", sha256: "aa")))
+        #expect(m.activeSession == nil)
+        // With a new one: a session for the new one only.
+        let some = m.handle(.prepare(peer: phone, files: [known, song("b", "new.mp3")], pin: nil, now: 1))
+        #expect(reply(some).map { Array($0.tokens.keys) } == ["b"])
+    }
+
     @Test func secondSessionIsBlocked() {
         var m = machine()
         _ = m.handle(.prepare(peer: phone, files: [song()], pin: nil, now: 0))
