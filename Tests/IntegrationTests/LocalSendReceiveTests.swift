@@ -151,6 +151,48 @@ import Testing
         #expect(rig.files(rig.received) == ["Asked.wav"])
     }
 
+    @Test func pairedModeTakesOnlyCertificatesAcceptedBefore() async throws {
+        // localsendd's certificate made beforehand (where it looks for it), and its fingerprint listed as paired, as
+        // accepting it once in ask mode would have done.
+        var fingerprint = ""
+        let rig = try await LocalSendRig("accept = \"paired\"", sink: false) { d in
+            let state = d.home.url.appendingPathComponent("state/localsendd")
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            let made = try await runProcess("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=LocalSend",
+                                                                 "-keyout", state.appendingPathComponent("key.pem").path,
+                                                                 "-out", state.appendingPathComponent("cert.pem").path])
+            try #require(made.status == 0, "\(made.err)")
+            let print = try await runProcess("/usr/bin/openssl", ["x509", "-in", state.appendingPathComponent("cert.pem").path, "-noout",
+                                                                  "-fingerprint", "-sha256"])
+            fingerprint = String(print.out.split(separator: "=").last ?? "").replacingOccurrences(of: ":", with: "")
+            let storage = d.home.url.appendingPathComponent("data/tonearm/localsend")
+            try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+            try (fingerprint + "\n").write(to: storage.appendingPathComponent("paired.txt"), atomically: true, encoding: .utf8)
+        }
+        #expect(fingerprint.count == 64)
+        let sender = try rig.spawn(rig.bin + "/localsendd", ["--port", "53318", "--alias", "Known", "--download-dir",
+                                                             rig.d.home.file("sender-dl").path], log: "localsendd.log")
+        defer { sender.kill() }
+        let found = try await eventually(timeout: .seconds(60), interval: .milliseconds(500)) {
+            (try await rig.inside(rig.bin + "/localsendctl", ["devices", "--json"])).out.contains("Tonearm test")
+        }
+        try #require(found)
+        let song = try rig.song("Known.wav", seed: 8)
+        let sent = try await rig.inside(rig.bin + "/localsendctl", ["send", "--to", "Tonearm test", "--wait", "--quiet", song])
+        #expect((sent.out + sent.err).contains("Last result: sent"), "\(sent)")
+        try await rig.d.waitFor("the song in Received") { rig.files(rig.received) == ["Known.wav"] }
+        #expect(rig.fromDevice.first?.fingerprint == fingerprint)
+        // Another device's certificate, and a JSON claim of the paired fingerprint with no certificate, are refused.
+        let other = try rig.song("Other.wav", seed: 9)
+        let stranger = try await rig.inside(rig.bin + "/localsend-cli", ["send", "127.0.0.1", other, "--json"])
+        #expect(stranger.out.contains("rejected by receiver"), "\(stranger.out)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: other))
+        let claim = #"{"info":{"alias":"Liar","fingerprint":"\#(fingerprint)","version":"2.1"},"files":{"f1":{"id":"f1","fileName":"Other.wav","size":\#(bytes.count),"fileType":"audio/wav"}}}"#
+        let claimed = try await rig.probe(["POST", "\(Self.api)/prepare-upload", "--json", claim])
+        #expect(claimed.status == 403 && (claimed.body["message"] as? String)?.contains("certificate") == true, "\(claimed)")
+        #expect(rig.files(rig.received) == ["Known.wav"])
+    }
+
     /// Prepares one file; returns the session and the file's token.
     static func prepare(_ rig: LocalSendRig, name: String, path: String, type: String = "audio/wav", sha256: String? = nil,
                         size: Int? = nil, http: Bool = false) async throws -> (status: Int, session: String, token: String, message: String) {

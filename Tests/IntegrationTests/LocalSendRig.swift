@@ -38,7 +38,8 @@ final class LocalSendRig: @unchecked Sendable {
     }()
 
     /// Starts tonearmd with `[plugins.localsend]` set from `config` (enabled; alias "Tonearm test").
-    init(_ config: String, extra: String = "", sink: Bool = true) async throws {
+    /// `before` runs once the folders are known and before the daemon starts (to seed its storage).
+    init(_ config: String, extra: String = "", sink: Bool = true, before: (Daemon) async throws -> Void = { _ in }) async throws {
         d = try Daemon()
         bin = Self.venv
         try #require(FileManager.default.isExecutableFile(atPath: bin + "/localsendd"), "scripts/localsend-venv did not make the venv")
@@ -61,6 +62,7 @@ final class LocalSendRig: @unchecked Sendable {
         d.extraEnvironment["TONEARM_NETNS_DAEMON"] = Daemon.binDirectory.appendingPathComponent("tonearmd").path
         d.daemonExecutable = Self.root.appendingPathComponent("scripts/netns-tonearmd").path
         recorder = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.tonearm.Shares1"))
+        try await before(d)
         try await d.start(sink: sink ? "wavenc ! filesink location=\(out.path)" : "fakesink sync=true")
         try await d.waitFor("the LocalSend server", timeout: .seconds(60)) { d.log.contains("LocalSend: \"Tonearm test\" on port") }
     }
