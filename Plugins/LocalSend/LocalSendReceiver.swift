@@ -160,7 +160,7 @@ public actor LocalSendReceiver {
                 let deliver = deliver
                 Task {
                     // The announced SHA-256 was checked on the way in: it names the stored bytes.
-                    if let path = await deliver(staged), let sha = file.offered.sha256 { await self.noteStored(sha, path) }
+                    if let path = await deliver(staged), let sha = file.offered.sha256 { self.noteStored(sha, path) }
                 }
             case .discard:
                 break  // the upload's handler removes its own staging file once the answer is known
