@@ -318,7 +318,7 @@ public enum InterfaceXML {
        Nothing a user sent is deleted.
        Errors: org.tonearm.Error.NoSuchFile, NoSuchFolder, NotWritable, InvalidArgs (an unknown mode, a relative
        folder), UnsupportedType (a stream that cannot be passed through, a file that is not audio),
-       UnsupportedScheme, NoSuchTrack, NoSuchExport. -->
+       UnsupportedScheme, NoSuchTrack, NoSuchExport, NoSuchOffer. -->
   <interface name="org.tonearm.Shares1">
     <!-- "Open with": checks each URI (or absolute path) by content and plays the playable ones now, as one batch
          after the current track, the first one started. Refused lists (uri, reason) for the others, which are
@@ -345,6 +345,18 @@ public enum InterfaceXML {
     <method name="CancelExport">
       <arg name="Id" type="s" direction="in"/>
     </method>
+    <!-- Offers from network senders (LocalSend in ask mode) waiting for the user: Id, Sender (the name it shows),
+         Address (its IP), Fingerprint (SHA-256 of its certificate, or the one it claims when it showed none), and
+         the files (safe base name, size in bytes). -->
+    <method name="PendingOffers">
+      <arg name="Offers" type="a(ssssa(sx))" direction="out"/>
+    </method>
+    <!-- Accepts (true) or declines an offer; the sender then uploads or is told 403. Accepting a sender that
+         showed a certificate pairs it (for accept = "paired"). Errors: org.tonearm.Error.NoSuchOffer. -->
+    <method name="AnswerOffer">
+      <arg name="Id" type="s" direction="in"/>
+      <arg name="Accept" type="b" direction="in"/>
+    </method>
     <!-- The inbox folders watched. -->
     <property name="Inboxes" type="as" access="read"/>
     <!-- A file was accepted (or was already in the library, byte for byte): its URI in the library and its
@@ -356,6 +368,28 @@ public enum InterfaceXML {
     <!-- A file was refused: where it is now (in the Rejected folder) and why. -->
     <signal name="Rejected">
       <arg name="Path" type="s"/>
+      <arg name="Reason" type="s"/>
+    </signal>
+    <!-- A network sender offers files and waits for AnswerOffer (arguments as in PendingOffers). -->
+    <signal name="Offered">
+      <arg name="Id" type="s"/>
+      <arg name="Sender" type="s"/>
+      <arg name="Address" type="s"/>
+      <arg name="Fingerprint" type="s"/>
+      <arg name="Files" type="a(sx)"/>
+    </signal>
+    <!-- An offer no longer waits: answered, cancelled by the sender, or not answered in time (ask-seconds). -->
+    <signal name="OfferClosed">
+      <arg name="Id" type="s"/>
+    </signal>
+    <!-- Who sent what: a network sender's file, with its URI in the library when accepted (Reason ""), or Uri ""
+         and why it was refused (not audio, over a limit, a wrong checksum, a stalled sender, not playable). -->
+    <signal name="FromDevice">
+      <arg name="Sender" type="s"/>
+      <arg name="Address" type="s"/>
+      <arg name="Fingerprint" type="s"/>
+      <arg name="FileName" type="s"/>
+      <arg name="Uri" type="s"/>
       <arg name="Reason" type="s"/>
     </signal>
     <!-- How far an export is, 0 to 1. -->

@@ -107,6 +107,29 @@ public protocol SharesAPI: Sendable {
     func cancelExport(_ id: String) -> Bool
     /// A sender says the transfer of the file at `path` is complete.
     func senderFinished(_ path: String)
+    /// Offers from network senders waiting for the user.
+    func pendingShareOffers() async -> [PendingShareOffer]
+    /// Accepts or declines an offer; false when none with that id waits.
+    func answerOffer(_ id: String, accept: Bool) async -> Bool
+}
+
+/// Files a network sender offers, waiting for the user.
+public struct PendingShareOffer: Sendable, Equatable {
+    public var id: String
+    public var sender: String
+    public var address: String
+    public var fingerprint: String
+    public var files: [String]
+    public var sizes: [Int64]
+
+    public init(id: String, sender: String, address: String, fingerprint: String, files: [String], sizes: [Int64]) {
+        self.id = id
+        self.sender = sender
+        self.address = address
+        self.fingerprint = fingerprint
+        self.files = files
+        self.sizes = sizes
+    }
 }
 
 /// A shares event, as the bus hears of it.
@@ -125,4 +148,10 @@ public enum ShareSignal: Sendable, Equatable {
     case exportProgress(id: String, fraction: Double)
     /// An export ended: where the file now is, or why there is none.
     case exportFinished(id: String, path: String?, error: TonearmError?)
+    /// A network sender waits for the user.
+    case offered(PendingShareOffer)
+    /// An offer no longer waits.
+    case offerClosed(id: String)
+    /// A network sender's file: where it is in the library, or why it was refused.
+    case fromDevice(sender: String, address: String, fingerprint: String, fileName: String, uri: String?, reason: String?)
 }

@@ -25,7 +25,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Queue", subcommands: [Queue.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
-            CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self]),
+            CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self, Shares.self]),
             CommandGroup(name: "Setup", subcommands: [ConfigCommand.self, Doctor.self, Completions.self, Manual.self]),
         ]
     )

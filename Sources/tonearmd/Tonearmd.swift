@@ -8,6 +8,7 @@ import MPDProtocol
 import MPRIS
 import Playback
 import ReceivedShares
+import LocalSend
 import ServiceLifecycle
 import TonearmCore
 
@@ -136,6 +137,12 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
+        let localSendSettings: LocalSendSettings
+        do {
+            localSendSettings = try LocalSendSettings(section: settings.pluginSections["localsend"] ?? [:])
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
         let librarySettings = settings.pluginSections["library"] ?? [:]
         let library: LocalLibrary
         do {
@@ -160,6 +167,7 @@ struct Tonearmd: AsyncParsableCommand {
                                     logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
         }
+        let localSend = LocalSend(settings: localSendSettings, shares: shares)
         // Exported now (calls stay held) and subscribed to the library's events before the library starts.
         let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
                                 browsables: [library, midi], shares: shares,
@@ -176,6 +184,7 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let midiContext = context(midi, "tonearm.midi")
         let sharesContext = context(shares, "tonearm.shares")
+        let localSendContext = context(localSend, "tonearm.localsend")
         let libraryContext = context(library, "tonearm.library")
         let files = files
 
@@ -187,8 +196,12 @@ struct Tonearmd: AsyncParsableCommand {
         let sharesPart = Part("shares", after: midiPart, start: {
             do { try await shares.start(sharesContext) } catch { logger.error("received shares: \(error)") }
         }, stop: { await shares.stop() })
+        // A LocalSend device that cannot start (its port taken) is logged; the player runs on without it.
+        let localSendPart = Part("localsend", after: sharesPart, start: {
+            do { try await localSend.start(localSendContext) } catch { logger.error("LocalSend: \(error)") }
+        }, stop: { await localSend.stop() })
         // Scanning and watching run on the library's own threads, off the player's path.
-        let libraryPart = Part("library", after: sharesPart, start: {
+        let libraryPart = Part("library", after: localSendPart, start: {
             do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
         }, stop: { await library.stop() })
         let busPart = Part("bus", after: libraryPart, start: {
@@ -217,7 +230,7 @@ struct Tonearmd: AsyncParsableCommand {
             }
         })
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [playerPart, midiPart, sharesPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
+            services: [playerPart, midiPart, sharesPart, localSendPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
             gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         shutdown.attach(group)
         do {
