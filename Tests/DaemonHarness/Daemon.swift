@@ -187,4 +187,21 @@ public final class SignalRecorder: @unchecked Sendable {
     public var timed: [(Date, DBusSignal)] { lock.withLock { received } }
     public func named(_ member: String) -> [DBusSignal] { signals.filter { $0.member == member } }
     public func clear() { lock.withLock { received.removeAll() } }
+
+    /// Whether a recorded PropertiesChanged announced this PlaybackStatus (recording PropertiesChanged from before
+    /// the start catches a short track that starts and ends between two looks).
+    public func announced(status: String) -> Bool {
+        named("PropertiesChanged").contains { $0.arguments.count > 1 && $0.arguments[1].vardictValue?["PlaybackStatus"]?.stringValue == status }
+    }
+}
+
+extension Daemon {
+    /// Waits for the end of what was queued: Playing announced (in `changes`, recorded from before the start), then
+    /// Stopped. Stopped alone is also the state before the first track starts.
+    public func waitForTheEnd(_ what: String, after changes: SignalRecorder, timeout: Duration = .seconds(60)) async throws {
+        try await waitFor(what, timeout: timeout) {
+            guard changes.announced(status: "Playing") else { return false }
+            return try await status() == "Stopped"
+        }
+    }
 }

@@ -19,9 +19,7 @@ import Testing
         let out = d.media.file("rendered.wav")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start([a.path, b.path], sink: "wavenc ! filesink location=\(out.path)")
-        try await d.waitFor("both played, then Stopped", timeout: .seconds(30)) {
-            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
-        }
+        try await d.waitForTheEnd("both played, then Stopped", after: changes)
         _ = await d.terminate()
 
         let rendered = try WAV.read(out).mono
@@ -47,10 +45,9 @@ import Testing
             paths.append(file.path)
         }
         let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start(paths, sink: "wavenc ! filesink location=\(out.path)")
-        try await d.waitFor("all three played, then Stopped", timeout: .seconds(30)) {
-            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
-        }
+        try await d.waitForTheEnd("all three played, then Stopped", after: changes)
         _ = await d.terminate()
         let rendered = try WAV.read(out).mono
         let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])

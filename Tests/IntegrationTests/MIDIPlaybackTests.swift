@@ -48,10 +48,10 @@ import Testing
         let url = try Self.midiFolder(d).appendingPathComponent(name)
         try file.write(to: url)
         let out = d.media.file("rendered.wav")
+        // Stopped counts only after Playing: the daemon is Stopped, and the file already open, before the song starts.
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start([url.path], sink: Self.wavSink + out.path)
-        try await d.waitFor("played to the end", timeout: .seconds(60)) {
-            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
-        }
+        try await d.waitForTheEnd("played to the end", after: changes)
         let metadata = try await d.metadata()
         #expect(metadata["mpris:length"]?.int64Value.map { abs($0 - Int64(seconds * 1e6)) <= 50_000 } == true,
                 "\(name): mpris:length \(String(describing: metadata["mpris:length"]))")
@@ -113,6 +113,7 @@ import Testing
         // load: the rest after the landing was all heard, and about 3 s of the 12 were skipped.
         let rest = 12.0 - Double(landed) / 1e6
         #expect(wav.seconds >= rest - 0.25 && wav.seconds <= 9.5, "rendered \(wav.seconds) s of a 12 s file after skipping 3 s (landed at \(landed) µs)")
+        try #require(wav.frameCount >= 22050, "rendered only \(wav.frameCount) frames")
         let tail = wav.frames((wav.frameCount - 22050)..<wav.frameCount).samples.map { abs(Int($0)) }.max() ?? 0
         #expect(tail > 300, "notes after the seek are heard (peak \(tail) in the last half second)")
     }
