@@ -298,6 +298,13 @@ public enum InterfaceXML {
     <property name="LyricsSource" type="s" access="read"/>
     <!-- The index in Lyrics of the line being sung now; -1 before the first line, with untimed lyrics or none. -->
     <property name="LyricsLine" type="i" access="read"/>
+    <!-- How full the network buffer of what plays is, 0 to 100 (100: not buffering); below 100 playback holds until it refills, PlaybackStatus stays Playing. -->
+    <property name="Buffering" type="i" access="read"/>
+    <!-- Buffering changed for TrackId: Percent 0 to 100 (0 also while a dropped live stream is being reconnected). -->
+    <signal name="BufferingChanged">
+      <arg name="TrackId" type="o"/>
+      <arg name="Percent" type="i"/>
+    </signal>
     <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
     <property name="ReplayGainMode" type="s" access="readwrite"/>
     <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->

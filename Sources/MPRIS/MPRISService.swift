@@ -148,6 +148,10 @@ final class EventForwarder: Sendable {
                                              changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
         case .lyricsChanged, .lyricsLineChanged:
             LyricsEncoding.forward(event, on: connection, path: path)
+        case .buffering(let id, let percent):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name, changed: ["Buffering": .int32(Int32(percent))])
+            connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "BufferingChanged",
+                                  arguments: [.objectPath(id.path), .int32(Int32(percent))])
         case .replayGainModeChanged(let mode):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["ReplayGainMode": .string(mode.rawValue)])

@@ -38,6 +38,10 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var streamURL: String?
     /// The source knows the stream seeks although GStreamer says it cannot (MIDI through midiparse).
     public var seeksDespiteQuery: Bool?
+    /// The station a network stream comes from (its `icy-name`), kept apart from the song's title.
+    public var station: String?
+    /// A live stream (internet radio): no length, no seeking, reconnected when it drops.
+    public var isLive: Bool?
     /// ReplayGain figures (from tags or measured), when known; never shown to clients.
     public var loudness: TrackLoudness?
 

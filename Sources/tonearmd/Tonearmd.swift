@@ -9,6 +9,7 @@ import MPRIS
 import Playback
 import ReceivedShares
 import ServiceLifecycle
+import Streams
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -117,12 +118,20 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
+        let streamsSettings: StreamsSettings
+        do {
+            streamsSettings = try StreamsSettings(section: settings.pluginSections["streams"] ?? [:])
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
+        let streams = StreamsSource(settings: streamsSettings)
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
 
         // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
         // the caches and the shares are opened here.
-        let engineReady = Task { [audioSink = settings.audioSink, elementSettings = midi.elementSettings] in
+        let elementSettings = midi.elementSettings.merging(streamsSettings.elementSettings) { $0.merging($1) { a, _ in a } }
+        let engineReady = Task { [audioSink = settings.audioSink, elementSettings] in
             try await DispatchQueue.global().run {
                 try PlaybackEngine(sinkDescription: audioSink, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
             }
@@ -152,10 +161,11 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
         }
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
-        // in the music folders with indexed tags and art; then any other file.
-        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }], stateStore: store,
-                            artCache: artCache, tickInterval: settings.tickInterval, lyricsFinder: LyricsSources.finder(midi: midi),
-                            replayGain: settings.replayGain)
+        // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
+        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
+                            stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
+                            lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
+                            reconnectPolicy: streamsSettings.reconnect)
         let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                     logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)

@@ -1,0 +1,76 @@
+import Foundation
+import Playback
+
+/// Where reconnecting a live stream stands.
+struct StreamReconnect {
+    /// The live entry being reconnected (or last heard), its attempts so far, and when it was last heard starting.
+    var trackID: TrackID?
+    var attempts = 0
+    var startedAt: ContinuousClock.Instant?
+    var task: Task<Void, Never>?
+}
+
+/// Network streams: reconnecting a live stream that dropped, and the buffer's fill level.
+extension Player {
+    /// A stream heard for this long counts as having recovered: a later drop starts counting attempts afresh.
+    static let reconnectRecovery: Duration = .seconds(20)
+
+    /// Notes a stream start (a reconnect that worked, or a new track).
+    func streamStarted(_ id: TrackID) {
+        if reconnect.trackID != id { reconnect = StreamReconnect(trackID: id) }
+        reconnect.startedAt = .now
+        if bufferingPercent != 100 { bufferingChanged(id, 100) }
+    }
+
+    /// When `id` is a live stream that was heard, reconnects it after a wait that grows with each attempt and returns
+    /// true; false when it is not live, never started, or the attempts are used up (the caller then moves on).
+    func reconnectIfLive(_ id: TrackID, because reason: String) -> Bool {
+        guard let track = queue.track(id), track.metadata.isLive == true, reconnect.trackID == id,
+              let startedAt = reconnect.startedAt else { return false }
+        if ContinuousClock.now - startedAt > Self.reconnectRecovery { reconnect.attempts = 0 }
+        guard reconnect.attempts < reconnectPolicy.attempts else {
+            logger.error("\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
+            reconnect = StreamReconnect()
+            return false
+        }
+        reconnect.attempts += 1
+        let attempt = reconnect.attempts
+        let delay = reconnectPolicy.delay(beforeAttempt: attempt)
+        logger.notice("\(track.uri): \(reason); reconnecting in \(delay) (attempt \(attempt) of \(reconnectPolicy.attempts))")
+        bufferingChanged(id, 0)
+        reconnect.task?.cancel()
+        reconnect.task = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled else { return }
+            await self?.reconnectNow(id, attempt: attempt)
+        }
+        return true
+    }
+
+    private func reconnectNow(_ id: TrackID, attempt: Int) {
+        guard reconnect.trackID == id, reconnect.attempts == attempt, reconnect.task != nil, queue.currentID == id else { return }
+        reconnect.task = nil
+        // Stopped or paused meanwhile: the user's word wins.
+        guard status == .playing else { return }
+        load(id, paused: false)
+    }
+
+    /// Stops a reconnect that is waiting (the user chose something else, paused or stopped).
+    func cancelReconnect() {
+        reconnect.task?.cancel()
+        reconnect.task = nil
+    }
+
+    /// Whether a reconnect is waiting for its turn.
+    var isReconnecting: Bool { reconnect.task != nil }
+
+    func bufferingChanged(_ id: TrackID, _ percent: Int) {
+        let level = min(100, max(0, percent))
+        guard level != bufferingPercent else { return }
+        bufferingPercent = level
+        eventSink.yield(.buffering(id, percent: level))
+    }
+
+    /// The buffer's fill level now, 0…100 (100 when nothing is buffering).
+    public var buffering: Int { bufferingPercent }
+}
