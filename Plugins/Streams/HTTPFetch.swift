@@ -34,6 +34,8 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         var response: HTTPURLResponse?
         var body = Data()
         var truncated = false
+        /// We closed the connection (headers or enough body read): the error libcurl reports then is ours.
+        var closedByUs = false
     }
     private let state = Mutex(State())
     private let bodyLimit: Int
@@ -46,6 +48,23 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     /// GETs `url`; with `bodyLimit` 0 only the headers are read. Throws a `TonearmError` naming what went wrong.
     static func get(_ url: URL, bodyLimit: Int, timeout: Double, userAgent: String) async throws -> HTTPAnswer {
+        guard url.scheme?.lowercased() == "http" else {
+            return try await tls(url, bodyLimit: bodyLimit, timeout: timeout, userAgent: userAgent)
+        }
+        let outcome = try await requests.run {
+            try PlainHTTP.get(url, bodyLimit: bodyLimit, timeout: timeout, userAgent: userAgent)
+        }
+        switch outcome {
+        case .answer(let answer): return answer
+        case .redirect(let target): return try await tls(target, bodyLimit: bodyLimit, timeout: timeout, userAgent: userAgent)
+        }
+    }
+
+    /// Plain HTTP requests block a thread each (bounded by their time-out): never one of the cooperative pool.
+    static let requests = DispatchQueue(label: "tonearm.streams.http", attributes: .concurrent)
+
+    /// https through URLSession (libcurl with TLS).
+    private static func tls(_ url: URL, bodyLimit: Int, timeout: Double, userAgent: String) async throws -> HTTPAnswer {
         let fetch = HTTPFetch(url: url, bodyLimit: bodyLimit)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -94,8 +113,12 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             finish(.failure(TonearmError("UnsupportedType", "\(originalURL.absoluteString): not an HTTP answer")))
             return
         }
-        state.withLock { $0.response = http }
-        if bodyLimit == 0 || !(200..<300).contains(http.statusCode) {
+        let enough = bodyLimit == 0 || !(200..<300).contains(http.statusCode)
+        state.withLock {
+            $0.response = http
+            $0.closedByUs = enough
+        }
+        if enough {
             completionHandler(.cancel)
             if let answer = answer() { finish(.success(answer)) }
             return
@@ -109,6 +132,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             if data.count > room {
                 s.body.append(data.prefix(max(0, room)))
                 s.truncated = true
+                s.closedByUs = true
                 return true
             }
             s.body.append(data)
@@ -121,7 +145,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let error, let answer = answer(), (error as? URLError)?.code == .cancelled {
+        if error != nil, state.withLock({ $0.closedByUs }), let answer = answer() {
             finish(.success(answer))
             return
         }
