@@ -44,6 +44,9 @@ public struct StreamsSource: SourcePlugin {
         if url.absoluteString != uri.absoluteString { metadata.streamURL = url.absoluteString }
         metadata.station = answer.stationName
         metadata.isLive = answer.isLive
+        // A file served with byte ranges seeks, whatever the pipeline's first seeking query says (wavparse reading
+        // from the network can answer no until it has parsed its header).
+        if !answer.isLive, answer.header("accept-ranges")?.lowercased() == "bytes" { metadata.seeksDespiteQuery = true }
         let name = url.deletingPathExtension().lastPathComponent
         metadata.title = answer.stationName ?? (name.isEmpty || name == "/" ? url.host : name)
         if let genre = answer.header("icy-genre"), !genre.isEmpty { metadata.genres = [genre] }

@@ -7,9 +7,10 @@ import Testing
 /// Network streams through the real daemon: a real Icecast fed by a real source client, a Range-capable HTTP server,
 /// and servers that fail in each way a network does.
 @Suite(.serialized, .timeLimit(.minutes(4))) struct StreamTests {
-    /// Raw mono 16-bit audio at 44.1 kHz, so a stream cut off at any moment is still read whole.
+    /// Raw mono 16-bit audio at 44.1 kHz, so a stream cut off at any moment is still read whole; synchronised to the
+    /// clock as a sound card is (a sink that takes data as fast as it comes keeps a network buffer empty).
     static func rawSink(_ path: String) -> String {
-        "audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=1,rate=44100 ! filesink location=\(path)"
+        "audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=1,rate=44100 ! filesink sync=true location=\(path)"
     }
 
     static func writeConfig(_ d: Daemon, _ text: String) throws {
@@ -37,7 +38,7 @@ import Testing
         let properties = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
         let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))
-        try await d.start(sink: Self.rawSink(out.path))
+        try await d.start(["--verbose"], sink: Self.rawSink(out.path))
 
         let schemes = (try await d.get("org.mpris.MediaPlayer2", "SupportedUriSchemes").arrayValue ?? []).compactMap(\.stringValue)
         #expect(Set(["file", "http", "https", "icy", "icyx"]).isSubset(of: Set(schemes)), "\(schemes)")
@@ -45,10 +46,13 @@ import Testing
         #expect(types.contains("audio/x-scpls") && types.contains("audio/x-mpegurl") && types.contains("application/xspf+xml"))
 
         _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/radio.mp3"))])
-        try await d.waitFor("the stream playing") {
+        var last = ""
+        let playing = try await eventually(timeout: .seconds(45)) {
             let status = try await d.status(), position = try await d.position()
+            last = "\(status) at \(position) µs, buffering \(try await d.get(Daemon.tonearm, "Buffering"))"
             return status == "Playing" && position > 500_000
         }
+        try #require(playing, "the stream is not playing: \(last)\n\(d.log.suffix(6000))")
         var m = try await d.metadata()
         #expect(m["mpris:length"] == nil, "a live stream has no length: \(m)")
         #expect(m["tonearm:station"]?.stringValue == "Tonearm Test FM")
@@ -86,6 +90,46 @@ import Testing
         let middle = samples[audible].dropFirst(44100).prefix(88200)
         #expect(middle.count > 44100)
         #expect(abs(Self.frequency(middle) - 440) < 15, "heard \(Self.frequency(middle)) Hz")
+    }
+
+    @Test func chainedOggTitlesFromEzstreamUpdateTheTrack() async throws {
+        let icecast = try await Icecast()
+        // Two Ogg Vorbis files with their own comments; ezstream sends them one after the other, unaltered: each is a
+        // new chain of the one Ogg stream, carrying its own title and artist.
+        let media = TemporaryDirectory("tonearm-ogg")
+        for (title, artist, frequency) in [("One", "Alpha", 440), ("Two", "Beta", 660)] {
+            let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=130", "freq=\(frequency)", "!", "audioconvert", "!",
+                                            "taginject", "tags=title=\(title),artist=\(artist)", "!", "vorbisenc", "!", "oggmux", "!",
+                                            "filesink", "location=\(media.file("\(title).ogg").path)"])
+            try #require(made.status == 0, "\(made.err)")
+        }
+        try "\(media.file("One.ogg").path)\n\(media.file("Two.ogg").path)\n".write(to: media.file("list.txt"), atomically: true, encoding: .utf8)
+        let config = media.file("ezstream.xml")
+        try """
+            <ezstream>
+              <servers><server><hostname>127.0.0.1</hostname><port>\(icecast.port)</port><password>\(Icecast.sourcePassword)</password></server></servers>
+              <streams><stream><mountpoint>/chain.ogg</mountpoint><format>Ogg</format><stream_name>Chain Radio</stream_name></stream></streams>
+              <intakes><intake><type>playlist</type><filename>\(media.file("list.txt").path)</filename></intake></intakes>
+            </ezstream>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o600) // ezstream refuses a config others can read (it holds the password)
+        try await icecast.startEzstream(config: config, mount: "/chain.ogg")
+        let d = try Daemon()
+        let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/chain.ogg"))])
+        var seen: [String] = []
+        try await d.waitFor("both chains' titles", timeout: .seconds(60)) {
+            let m = try await d.metadata()
+            let entry = "\(m["xesam:artist"]?.arrayValue?.first?.stringValue ?? "") - \(m["xesam:title"]?.stringValue ?? "")"
+            if seen.last != entry { seen.append(entry) }
+            return seen.contains("Alpha - One") && seen.contains("Beta - Two")
+        }
+        #expect(try await d.metadata()["tonearm:station"]?.stringValue == "Chain Radio")
+        #expect(try await d.metadata()["mpris:length"] == nil)
+        let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
+        #expect(changed.contains("One") && changed.contains("Two"), "\(changed)")
+        _ = await d.terminate()
     }
 
     func expectRefusedSeek(_ d: Daemon, _ id: String) async {
