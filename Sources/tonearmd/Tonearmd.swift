@@ -173,7 +173,10 @@ struct Tonearmd: AsyncParsableCommand {
         // Exported now (calls stay held) and subscribed to the library's events before the library starts.
         let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
                                 browsables: [library, midi], shares: shares,
-                                waveforms: WaveformService(media: media, folder: dirs.waveformCache)) {
+                                waveforms: WaveformService(media: media, folder: dirs.waveformCache),
+                                playlists: SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
+                                                          musicFolders: (try? Self.musicFolders(librarySettings)) ?? [],
+                                                          maximumEntries: streamsSettings.playlistMaxEntries)) {
             shutdown.request()
         }
         // The MPD face follows the player from now on (its playlist version counts the restore too).
