@@ -56,13 +56,13 @@ public struct StreamsSettings: Sendable, Equatable {
         ["souphttpsrc": ["user-agent": userAgent, "timeout": String(Int(readTimeout.rounded(.up)))]]
     }
 
-    /// The section as TOML lines (for `tonearm config`).
-    public func describe() -> [String] {
+    /// The effective values, key by key (for `tonearm config`).
+    public var values: [(String, ConfigValue)] {
         [
-            "connect-timeout = \(connectTimeout)", "read-timeout = \(readTimeout)",
-            "reconnect-attempts = \(reconnectAttempts)", "reconnect-delay = \(reconnectDelay)",
-            "reconnect-max-delay = \(reconnectMaxDelay)", "user-agent = \(ConfigValue.string(userAgent))",
-            "playlist-max-bytes = \(playlistMaxBytes)", "playlist-max-entries = \(playlistMaxEntries)",
+            ("connect-timeout", .double(connectTimeout)), ("read-timeout", .double(readTimeout)),
+            ("reconnect-attempts", .int(reconnectAttempts)), ("reconnect-delay", .double(reconnectDelay)),
+            ("reconnect-max-delay", .double(reconnectMaxDelay)), ("user-agent", .string(userAgent)),
+            ("playlist-max-bytes", .int(playlistMaxBytes)), ("playlist-max-entries", .int(playlistMaxEntries)),
         ]
     }
 

@@ -32,7 +32,7 @@ import Testing
         #expect(inactive == .structure([.bool(false), .structure([.objectPath("/"), .string(""), .string("")])]), "\(inactive)")
 
         #expect(try await d.tonearm("playlist", "save", "Zebra").status == 0)
-        try await d.call(Daemon.trackList, "RemoveTrack", [.objectPath(try await d.tracks()[1])])
+        _ = try await d.call(Daemon.trackList, "RemoveTrack", [.objectPath(try await d.tracks()[1])])
         #expect(try await d.tonearm("playlist", "save", "apple").status == 0)
         #expect(try await d.get(Self.mpris, "PlaylistCount").int64Value == 3)
         try await d.waitFor("PlaylistCount announced") {

@@ -74,10 +74,12 @@ import Testing
         try await d.waitFor("the second song title") { try await d.metadata()["xesam:title"]?.stringValue == "Poinciana" }
 
         // Both changes were announced: PropertiesChanged on Player and TrackMetadataChanged on TrackList.
-        let announced = properties.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:title"]?.stringValue }
-        #expect(announced.contains("Peace Piece") && announced.contains("Poinciana"), "\(announced)")
-        let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
-        #expect(changed.contains("Peace Piece") && changed.contains("Poinciana"), "\(changed)")
+        // (The signals may reach this client a moment after the property reads: wait for them.)
+        try await d.waitFor("both titles announced") {
+            let announced = properties.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:title"]?.stringValue }
+            let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
+            return announced.contains("Peace Piece") && announced.contains("Poinciana") && changed.contains("Peace Piece") && changed.contains("Poinciana")
+        }
         // Buffering was reported while the stream filled up, and it is full now.
         #expect(!buffering.signals.isEmpty, "no BufferingChanged while a network stream started")
         try await d.waitFor("a full buffer") { try await d.get(Daemon.tonearm, "Buffering").int64Value == 100 }
@@ -156,6 +158,18 @@ import Testing
         #expect(try await d.tracks().count == 1, "the local entry of a network playlist is refused")
         let refused = failed.signals.map { ($0.arguments[1].stringValue ?? "", $0.arguments[2].stringValue ?? "") }
         #expect(refused.contains { $0.0 == "file:///etc/passwd" && $0.1 == "org.tonearm.Error.RefusedEntry" }, "\(refused)")
+
+        // The command line takes stream URLs too, and SHOUTcast's icy:// name for http://.
+        let icy = icecast.url("/jazz.mp3").replacingOccurrences(of: "http://", with: "icy://")
+        let played = try await d.tonearm("play", icy)
+        #expect(played.status == 0, "\(played.out)")
+        try await d.waitFor("the icy:// stream playing") {
+            let m = try await d.metadata()
+            return m["xesam:url"]?.stringValue == icy && m["tonearm:station"]?.stringValue == "Jazz Station"
+        }
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let missing = try await d.tonearm("play", icecast.url("/no-such-mount.mp3"))
+        #expect(missing.status == 1, "a 404 is refused by the command line too: \(missing)")
         _ = await d.terminate()
     }
 
