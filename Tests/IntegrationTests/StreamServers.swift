@@ -16,7 +16,7 @@ final class TestHTTPServer: @unchecked Sendable {
         let portFile = folder.file("port")
         process = try ChildProcess(ChildProcess.which("python3"), [script.path, root.path, portFile.path, folder.file("requests.log").path, liveFile?.path ?? ""],
                                    captureOutput: false, outputFile: folder.file("server.out").path)
-        let ready = try await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        let ready = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } != nil
         }
         try #require(ready, "the test HTTP server did not start: \(process.writtenOutput)")
@@ -57,7 +57,7 @@ final class TestHTTPServer: @unchecked Sendable {
             if p == "/loop": return self.redirect("/loop2")
             if p == "/loop2": return self.redirect("/loop")
             if p.startswith("/redirect/"): return self.redirect("/" + p[len("/redirect/"):])
-            if p in ("/live-closes", "/live-stalls", "/live-silent"): return self.live(p)
+            if p in ("/live-closes", "/live-stalls", "/live-silent", "/live-slow"): return self.live(p)
             return self.file(p, body)
         def plain(self, code, data):
             self.send_response(code)
@@ -86,6 +86,16 @@ final class TestHTTPServer: @unchecked Sendable {
             limit = len(data) if kind == "/live-closes" else len(data) // 2
             sent = 0
             try:
+                if kind == "/live-slow":
+                    # 3 s of a 128 kb/s stream at once, then the rest at half the speed it plays: the buffer runs dry
+                    # and fills again, over and over.
+                    self.wfile.write(data[:48000]); self.wfile.flush()
+                    sent = 48000
+                    while sent < len(data):
+                        self.wfile.write(data[sent:sent + 4000]); self.wfile.flush()
+                        sent += 4000
+                        time.sleep(0.5)
+                    return
                 while sent < limit:
                     chunk = data[sent:sent + 4096]
                     self.wfile.write(chunk); self.wfile.flush()

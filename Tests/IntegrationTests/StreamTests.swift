@@ -290,6 +290,65 @@ import Testing
         _ = await d.terminate()
     }
 
+    @Test func aSlowStreamPausesForBufferingAndResumesByItself() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let live = files.file("live.mp3")
+        // 20 s at 128 kb/s, served at half speed after the first 3 s.
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=860", "!", "audioconvert", "!", "lamemp3enc", "target=bitrate",
+                                        "bitrate=128", "cbr=true", "!", "filesink", "location=\(live.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let d = try Daemon()
+        let out = d.media.file("slow.raw")
+        try await d.start(sink: Self.rawSink(out.path))
+        // `status --follow` off a terminal prints a line per change of the buffer too.
+        let follower = try ChildProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path, ["status", "--follow"],
+                                        environment: d.environment, captureOutput: false, outputFile: d.home.file("follow.txt").path)
+        defer { follower.kill() }
+        try await Task.sleep(for: .milliseconds(500)) // a moment for the follower to subscribe (it only adds lines)
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-slow"))])
+        try await d.waitFor("playing from a full buffer") {
+            let position = try await d.position(), level = try await d.get(Daemon.tonearm, "Buffering").int64Value
+            return position > 500_000 && level == 100
+        }
+        // The buffer runs dry: playback holds, and PlaybackStatus still says what the user asked for.
+        var heldAt: Int64 = 0
+        try await d.waitFor("buffering while playing", timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100
+            guard level < 100 else { return false }
+            heldAt = try await d.position()
+            return try await d.status() == "Playing"
+        }
+        // It fills again and playback goes on by itself.
+        try await d.waitFor("resumed past where it held", timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value, position = try await d.position()
+            return level == 100 && position > heldAt + 300_000
+        }
+        #expect(try await d.status() == "Playing")
+        try await d.waitFor("the follower showed the buffer") {
+            ((try? String(contentsOf: d.home.file("follow.txt"), encoding: .utf8)) ?? "").contains("buffering ")
+        }
+        _ = await d.terminate()
+    }
+
+    @Test func aNetworkPlaylistLargerThanAllowedIsRefused() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        try (["#EXTM3U"] + (1...200).map { "http://127.0.0.1:9/stream\($0).mp3" }).joined(separator: "\n")
+            .write(to: files.file("big.m3u"), atomically: true, encoding: .utf8)
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nplaylist-max-bytes = 2048\n")
+        try await d.start()
+        do {
+            _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/big.m3u"))])
+            Issue.record("a playlist over the size bound was taken")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.PlaylistTooLarge", "\(e)")
+        }
+        #expect(try await d.tracks().isEmpty)
+        _ = await d.terminate()
+    }
+
     @Test func localPlaylistsQueueTheirEntriesAndSkipTheBadOnes() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 1)
