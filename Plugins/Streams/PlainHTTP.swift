@@ -33,11 +33,13 @@ enum PlainHTTP {
 
     private static func once(_ url: URL, bodyLimit: Int, deadline: ContinuousClock.Instant, userAgent: String) throws -> Outcome {
         guard let host = url.host, !host.isEmpty else { throw TonearmError("InvalidUri", "no host in \(url.absoluteString)") }
-        let port = url.port ?? 80
-        let socket = try connect(host: host, port: port, deadline: deadline, url: url)
+        let proxy = Self.proxy(for: host)
+        let socket = try connect(host: proxy?.host ?? host, port: proxy?.port ?? url.port ?? 80, deadline: deadline, url: url)
         defer { close(socket) }
         var target = url.path.isEmpty ? "/" : url.path
         if let query = url.query { target += "?" + query }
+        // Through a proxy the request names the whole URL.
+        if proxy != nil { target = "http://\(url.port.map { "\(host):\($0)" } ?? host)" + target }
         let hostHeader = url.port.map { "\(host):\($0)" } ?? host
         let request = "GET \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: \(userAgent)\r\nIcy-MetaData: 1\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         try send(socket, Array(request.utf8), deadline: deadline, url: url)
@@ -92,6 +94,17 @@ enum PlainHTTP {
             body = []
         }
         return .answer(HTTPAnswer(url: url, status: status, headers: headers, body: Data(body), truncated: truncated))
+    }
+
+    /// The proxy `http_proxy` names (as GStreamer's HTTP source reads it), unless `no_proxy` exempts `host`.
+    static func proxy(for host: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> (host: String, port: Int)? {
+        guard let value = environment["http_proxy"] ?? environment["HTTP_PROXY"], !value.isEmpty,
+              let url = URL(string: value.contains("://") ? value : "http://" + value), let proxyHost = url.host else { return nil }
+        let exempt = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let name = host.lowercased()
+        if exempt.contains(where: { $0 == "*" || name == $0 || (!$0.isEmpty && name.hasSuffix($0.hasPrefix(".") ? $0 : "." + $0)) }) { return nil }
+        return (proxyHost, url.port ?? 8080)
     }
 
     // MARK: - Sockets

@@ -143,6 +143,14 @@ struct StreamsLogicTests {
         }
     }
 
+    @Test func proxyFromTheEnvironment() {
+        #expect(PlainHTTP.proxy(for: "radio.example", environment: [:]) == nil)
+        let p = PlainHTTP.proxy(for: "radio.example", environment: ["http_proxy": "http://proxy.lan:3128/"])
+        #expect(p?.host == "proxy.lan" && p?.port == 3128)
+        #expect(PlainHTTP.proxy(for: "radio.example", environment: ["http_proxy": "proxy.lan:3128", "no_proxy": "localhost,.example"]) == nil)
+        #expect(PlainHTTP.proxy(for: "radio.example", environment: ["HTTP_PROXY": "proxy.lan", "no_proxy": "other.org"])?.port == 8080)
+    }
+
     @Test func backoffDoublesUpToItsCap() {
         let p = StreamReconnectPolicy(attempts: 6, firstDelay: .seconds(1), maximumDelay: .seconds(5))
         #expect((1...5).map { p.delay(beforeAttempt: $0) } == [.seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)])
