@@ -61,7 +61,12 @@ extension Player {
             let id = TrackID(serial: item.token)
             guard id == loaded else { return }
             // A live stream never ends by itself: the server closed it.
-            if reconnectIfLive(id, because: "the server closed the stream") { return }
+            switch reconnectIfLive(id, because: "the server closed the stream") {
+            case .reconnecting: return
+            case .gaveUp(let error):
+                if let track = queue.track(id) { eventSink.yield(.trackFailed(id, uri: track.uri, error: error)) }
+            case .notLive: break
+            }
             if let next = playable(after: id, automatic: true) {
                 load(next, paused: false)
             } else {
@@ -70,8 +75,14 @@ extension Player {
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
             let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
-            let reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
-            if id == loaded, reconnectIfLive(id, because: error.message) { return }
+            var reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
+            if id == loaded {
+                switch reconnectIfLive(id, because: error.message) {
+                case .reconnecting: return
+                case .gaveUp(let lost): reason = lost
+                case .notLive: break
+                }
+            }
             logger.error("\(reason.message)")
             eventSink.yield(.trackFailed(id, uri: uri, error: reason))
             if id == loaded { startingTrack.store(false, ordering: .relaxed) }

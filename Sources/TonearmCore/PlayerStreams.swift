@@ -22,16 +22,26 @@ extension Player {
         if bufferingPercent != 100 { bufferingChanged(id, 100) }
     }
 
-    /// When `id` is a live stream that was heard, reconnects it after a wait that grows with each attempt and returns
-    /// true; false when it is not live, never started, or the attempts are used up (the caller then moves on).
-    func reconnectIfLive(_ id: TrackID, because reason: String) -> Bool {
+    /// What became of a live stream that dropped.
+    enum Drop {
+        /// Not a live stream that was heard: the usual end or failure.
+        case notLive
+        /// A reconnect is waiting for its turn.
+        case reconnecting
+        /// The attempts are used up: the caller moves on, with this reason.
+        case gaveUp(TonearmError)
+    }
+
+    /// When `id` is a live stream that was heard, reconnects it after a wait that grows with each attempt.
+    func reconnectIfLive(_ id: TrackID, because reason: String) -> Drop {
         guard let track = queue.track(id), track.metadata.isLive == true, reconnect.trackID == id,
-              let startedAt = reconnect.startedAt else { return false }
+              let startedAt = reconnect.startedAt else { return .notLive }
         if ContinuousClock.now - startedAt > Self.reconnectRecovery { reconnect.attempts = 0 }
         guard reconnect.attempts < reconnectPolicy.attempts else {
-            logger.error("\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
+            let error = TonearmError("StreamLost", "\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
+            logger.error("\(error.message)")
             reconnect = StreamReconnect()
-            return false
+            return .gaveUp(error)
         }
         reconnect.attempts += 1
         let attempt = reconnect.attempts
@@ -44,7 +54,7 @@ extension Player {
             guard !Task.isCancelled else { return }
             await self?.reconnectNow(id, attempt: attempt)
         }
-        return true
+        return .reconnecting
     }
 
     private func reconnectNow(_ id: TrackID, attempt: Int) {

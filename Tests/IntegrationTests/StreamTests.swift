@@ -278,6 +278,7 @@ import Testing
         let d = try Daemon()
         try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 2\nreconnect-delay = 0.2\nreconnect-max-delay = 0.5\n")
         let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start()
         _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-closes"))])
         try await d.waitFor("playing") { try await d.status() == "Playing" }
@@ -287,6 +288,10 @@ import Testing
         #expect(gets.count == 4, "\(server.requests)")
         #expect(d.log.contains("reconnecting in"), "the reconnects are logged")
         #expect(buffering.signals.contains { $0.arguments[1].int64Value == 0 }, "reconnecting shows as an empty buffer")
+        try await d.waitFor("the loss reported") {
+            failed.signals.contains { $0.arguments[2].stringValue == "org.tonearm.Error.StreamLost"
+                && ($0.arguments[3].stringValue ?? "").contains("gave up after 2 reconnect attempts") }
+        }
         _ = await d.terminate()
     }
 
