@@ -94,6 +94,39 @@ import Testing
         #expect(abs(Self.frequency(middle) - 440) < 15, "heard \(Self.frequency(middle)) Hz")
     }
 
+    @Test func anIcecastStreamThatDropsIsReconnectedAndPlaysOn() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/drop.mp3", station: "Drop FM")
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 30\nreconnect-delay = 0.5\nreconnect-max-delay = 1\n")
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start(["--verbose"]) // the log names each start of the stream
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/drop.mp3"))])
+        try await d.waitFor("playing") {
+            let status = try await d.status(), position = try await d.position()
+            return status == "Playing" && position > 500_000
+        }
+        let id = try await d.trackID()
+        // The source goes away (Icecast closes its listeners), then comes back.
+        icecast.stopSources()
+        try await d.waitFor("the drop noticed", timeout: .seconds(60)) { d.log.contains("reconnecting in") }
+        try await icecast.startMP3Source(mount: "/drop.mp3", station: "Drop FM")
+        var last = ""
+        let again = try await eventually(timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value, status = try await d.status()
+            last = "\(status), buffering \(level ?? -1), \(d.log.components(separatedBy: "started #").count - 1) starts"
+            return level == 100 && status == "Playing" && d.log.components(separatedBy: "started #").count > 2
+        }
+        let interesting = d.log.split(separator: "\n").filter { $0.contains("reconnect") || $0.contains("started #") || $0.contains("failed") }
+        try #require(again, "not playing again: \(last)\n\(interesting.suffix(30).joined(separator: "\n"))")
+        let resumed = try await d.position()
+        try await d.waitFor("the position moving on") { try await d.position() > resumed + 500_000 }
+        #expect(try await d.trackID() == id, "the same track, reconnected")
+        #expect(try await d.tracks().count == 1)
+        #expect(failed.signals.isEmpty, "a stream that came back is no failure: \(failed.signals)")
+        _ = await d.terminate()
+    }
+
     @Test func chainedOggTitlesFromEzstreamUpdateTheTrack() async throws {
         let icecast = try await Icecast()
         // Two Ogg Vorbis files with their own comments; ezstream sends them one after the other, unaltered: each is a
