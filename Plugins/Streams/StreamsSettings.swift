@@ -48,7 +48,8 @@ public struct StreamsSettings: Sendable, Equatable {
     /// The policy the player follows when a live stream drops.
     public var reconnect: StreamReconnectPolicy {
         StreamReconnectPolicy(attempts: reconnectAttempts, firstDelay: .milliseconds(Int64(reconnectDelay * 1000)),
-                              maximumDelay: .milliseconds(Int64(reconnectMaxDelay * 1000)))
+                              maximumDelay: .milliseconds(Int64(reconnectMaxDelay * 1000)),
+                              stallTimeout: .milliseconds(Int64(readTimeout * 1000)))
     }
 
     /// Properties of GStreamer's HTTP source, by element factory (the daemon hands them to the pipeline).

@@ -157,6 +157,7 @@ public actor Player {
         for task in tasks { task.cancel() }
         tickTask?.cancel()
         reconnect.task?.cancel()
+        reconnect.stallWatch?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
         eventSink.finish()

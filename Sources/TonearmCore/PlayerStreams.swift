@@ -8,6 +8,9 @@ struct StreamReconnect {
     var attempts = 0
     var startedAt: ContinuousClock.Instant?
     var task: Task<Void, Never>?
+    /// Watches a buffer whose level does not move (a server that sends nothing): restarted on every change of level.
+    var stallWatch: Task<Void, Never>?
+    var stallGeneration = 0
 }
 
 /// Network streams: reconnecting a live stream that dropped, and the buffer's fill level.
@@ -71,14 +74,58 @@ extension Player {
         reconnect.task = nil
     }
 
+    /// Stops watching for a stall (the track changed or stopped).
+    func stopStallWatch() {
+        reconnect.stallWatch?.cancel()
+        reconnect.stallWatch = nil
+        reconnect.stallGeneration += 1
+    }
+
     /// Whether a reconnect is waiting for its turn.
     var isReconnecting: Bool { reconnect.task != nil }
 
     func bufferingChanged(_ id: TrackID, _ percent: Int) {
         let level = min(100, max(0, percent))
-        guard level != bufferingPercent else { return }
-        bufferingPercent = level
-        eventSink.yield(.buffering(id, percent: level))
+        if level != bufferingPercent {
+            bufferingPercent = level
+            eventSink.yield(.buffering(id, percent: level))
+            watchForStall(id, level)
+        } else if level < 100, reconnect.stallWatch == nil {
+            // The same level from a newly loaded stream: watch it from now.
+            watchForStall(id, level)
+        }
+    }
+
+    /// Below 100 the level must keep moving: a stream stuck at one level for `stallTimeout` gets no data.
+    private func watchForStall(_ id: TrackID, _ level: Int) {
+        reconnect.stallWatch?.cancel()
+        reconnect.stallGeneration += 1
+        guard level < 100 else { return }
+        let generation = reconnect.stallGeneration
+        let timeout = reconnectPolicy.stallTimeout
+        reconnect.stallWatch = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            await self?.stalled(id, generation: generation, after: timeout)
+        }
+    }
+
+    private func stalled(_ id: TrackID, generation: Int, after timeout: Duration) {
+        guard reconnect.stallGeneration == generation, !isReconnecting, loaded == id, status == .playing,
+              bufferingPercent < 100, let track = queue.track(id) else { return }
+        let reason = "no data for \(timeout)"
+        let error: TonearmError
+        switch reconnectIfLive(id, because: reason) {
+        case .reconnecting: return
+        case .gaveUp(let lost): error = lost
+        case .notLive: error = TonearmError("Stalled", "cannot play \(track.uri): \(reason)")
+        }
+        logger.error("\(error.message)")
+        eventSink.yield(.trackFailed(id, uri: track.uri, error: error))
+        failed.insert(id)
+        bufferingChanged(id, 100)
+        refreshHandover()
+        if let next = playable(after: id, automatic: false) { load(next, paused: false) } else { halt() }
     }
 
     /// The buffer's fill level now, 0…100 (100 when nothing is buffering).

@@ -65,11 +65,15 @@ public struct StreamReconnectPolicy: Sendable, Equatable {
     public var firstDelay: Duration
     /// The longest wait.
     public var maximumDelay: Duration
+    /// How long a network stream may sit in an empty buffer, its fill level not moving, before it counts as stalled.
+    public var stallTimeout: Duration
 
-    public init(attempts: Int = 5, firstDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30)) {
+    public init(attempts: Int = 5, firstDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30),
+                stallTimeout: Duration = .seconds(15)) {
         self.attempts = attempts
         self.firstDelay = firstDelay
         self.maximumDelay = maximumDelay
+        self.stallTimeout = stallTimeout
     }
 
     /// The wait before attempt `n` (1-based).
