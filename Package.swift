@@ -71,7 +71,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Lyrics", "LyricsFiles",
+            "MPRIS", "MPDProtocol", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -108,6 +108,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], path: "Plugins/LocalSend"),
+        .target(name: "Streams", dependencies: [
+            "TonearmCore",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Plugins/Streams"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -121,6 +125,7 @@ let package = Package(
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "StreamsTests", dependencies: ["Streams", "TonearmCore"]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
         .testTarget(name: "LocalSendTests", dependencies: ["LocalSend", "TonearmCore", "TestSupport"]),

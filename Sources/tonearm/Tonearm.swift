@@ -22,7 +22,7 @@ struct Tonearm: AsyncParsableCommand {
             ]),
             CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self, ReplayGain.self]),
             CommandGroup(name: "Information", subcommands: [Status.self, WaveformCommand.self, LyricsCommand.self]),
-            CommandGroup(name: "Queue", subcommands: [Queue.self]),
+            CommandGroup(name: "Queue", subcommands: [Queue.self, Playlist.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
             CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self, Shares.self]),

@@ -3,6 +3,7 @@ import LocalLibrary
 import MIDI
 import ReceivedShares
 import LocalSend
+import Streams
 import TonearmCore
 
 /// Every setting the daemon would use, with where its value comes from: what `tonearm config` prints.
@@ -49,7 +50,9 @@ struct EffectiveConfig {
         ])
         let localSendSection = settings.pluginSections["localsend"] ?? [:]
         add("localsend", localSendSection, try LocalSendSettings(section: localSendSection).values)
-        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares", "localsend"].contains(name) {
+        let streamsSection = settings.pluginSections["streams"] ?? [:]
+        add("streams", streamsSection, try StreamsSettings(section: streamsSection).values)
+        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares", "localsend", "streams"].contains(name) {
             for (key, value) in section.sorted(by: { $0.key < $1.key }) {
                 rows.append(Row(section: name, key: key, value: value, source: "file (no plugin reads it)"))
             }
