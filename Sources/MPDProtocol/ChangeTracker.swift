@@ -61,7 +61,7 @@ public final class ChangeTracker: Sendable {
                 return [.player]
             case .replayGainModeChanged:
                 return [.options]
-            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged, .buffering:
+            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged:
                 return []
             }
         }

@@ -47,7 +47,6 @@ struct Status: AsyncParsableCommand {
             ("volume", .number(state.volume)),
             ("loop", .string(state.loop)),
             ("shuffle", .bool(state.shuffle)),
-            ("buffering", .number(Double(state.buffering))),
         ])
     }
 
