@@ -6,7 +6,9 @@ import TonearmCore
 extension CommandExecutor {
     func storedPlaylistCommand(_ name: String, _ a: [String], _ r: inout Reply) async throws(MPDAck) {
         guard let store = playlists else {
+            // A daemon without saved playlists: none exist, and none can be made.
             if name == "listplaylists" { return }
+            if name == "save" { throw MPDAck(.system, "saving playlists is not supported by this Tonearm") }
             throw MPDAck(.noExist, "No such playlist")
         }
         switch name {
