@@ -19,7 +19,7 @@ public actor Player {
 
     let engine: any PlaybackControl
     let plugins: [any SourcePlugin]
-    let stateStore: StateStore?
+    /// Writes the state file off the actor; nil when the player keeps no state (tests).
     let stateWriter: StateWriter?
     let artCache: ArtCache
     let logger: Logger
@@ -95,7 +95,6 @@ public actor Player {
         self.engine = engine
         self.lyricsFinder = lyricsFinder
         self.plugins = plugins
-        self.stateStore = stateStore
         stateWriter = stateStore.map { StateWriter(store: $0, logger: logger) }
         self.artCache = artCache
         self.tickInterval = tickInterval

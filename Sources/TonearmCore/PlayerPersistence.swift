@@ -67,7 +67,7 @@ extension Player {
     }
 
     func scheduleSave() {
-        guard stateStore != nil, !saveScheduled else { return }
+        guard stateWriter != nil, !saveScheduled else { return }
         saveScheduled = true
         Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(50))
