@@ -1,14 +1,18 @@
+import CLinux
 import Foundation
 import Playback
 
 /// Loudness measured in a child process (`tonearmd --measure-loudness URI…`) that runs at nice 19:
 /// GStreamer's decoding threads come from a pool shared with playback, so lowering their priority in this process
-/// would also slow playback threads that reuse them. The child is stopped (SIGSTOP) while the control says pause.
+/// would also slow playback threads that reuse them. The child is stopped (SIGSTOP) while the control says pause,
+/// and dies with the daemon (a stopped child of a killed daemon would otherwise stay stopped for good).
 struct LoudnessWorker {
     let executable: String
 
     /// The flag the worker is started with.
     static let flag = "--measure-loudness"
+    /// The environment variable that tells the worker which process it must not outlive.
+    static let parentVariable = "TONEARM_LOUDNESS_PARENT"
 
     func measure(uris: [String], control: MeasurementControl) -> LoudnessGroup {
         func failed(_ message: String) -> LoudnessGroup {
@@ -24,6 +28,7 @@ struct LoudnessWorker {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [Self.flag] + uris
+        process.environment = ProcessInfo.processInfo.environment.merging([Self.parentVariable: String(getpid())]) { $1 }
         process.standardOutput = handle
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return failed("cannot start \(executable): \(error)") }
@@ -78,6 +83,13 @@ struct LoudnessWorker {
 
     /// The worker's side: lowest priority for this thread and every thread it starts, measure, print the report.
     public static func run(uris: [String]) -> Int32 {
+        // The thread that started this process waits for it, so its exit means the daemon is gone. The parent check
+        // closes the window where the daemon died before the request was made. (One stays open: a stop by the daemon in
+        // the few milliseconds before this line, then the daemon killed; the kernel's own rule for orphaned process
+        // groups still wakes and ends this process then, unless a subreaper in the same session adopts it.)
+        if let parent = ProcessInfo.processInfo.environment[parentVariable].flatMap(Int32.init) {
+            guard tn_die_with_parent() == 0, getppid() == parent else { return 1 }
+        }
         // Nice 19, not SCHED_IDLE: on a machine kept busy by other work an idle-class process never runs at all.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
         let group = LoudnessMeter.measure(uris: uris.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).absoluteString : $0 })

@@ -1,0 +1,13 @@
+#ifndef TONEARM_CLINUX_SHIM_H
+#define TONEARM_CLINUX_SHIM_H
+// Linux calls Swift cannot import because they are variadic in C.
+#include <signal.h>
+#include <sys/prctl.h>
+
+/// Asks the kernel to SIGKILL this process when the thread that started it exits; 0 on success.
+/// SIGKILL because it also ends a process that is stopped (SIGSTOP), which could never act on any other signal.
+static inline int tn_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); }
+
+/// Makes this process adopt its descendants' orphans (on) or gives that up (off), as a service manager does.
+static inline int tn_set_child_subreaper(int on) { return prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0); }
+#endif
