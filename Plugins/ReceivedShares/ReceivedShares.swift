@@ -26,6 +26,8 @@ public final class ReceivedShares: SourcePlugin {
     let exports = Mutex<[String: ExportCancellation]>([:])
     /// Paths already handled in this run (copy mode leaves them in the inbox).
     private let handled = Mutex<Set<String>>([])
+    /// Receivers that ask before they take files.
+    private let offerSources = Mutex<[any ShareOfferSource]>([])
 
     /// `media`: the operations that check received files by content and write exports.
     public init(settings: SharesSettings, artCache: ArtCache, media: any MediaOperations, logger: Logger = Logger(label: "tonearm.shares"),
@@ -95,15 +97,68 @@ public final class ReceivedShares: SourcePlugin {
         case failed(String, String)
     }
 
+    // MARK: Network receivers
+
+    /// Takes a file a device sent (complete, in the receiver's staging folder) through the same acceptance as the
+    /// inbox: checked by content, stored under `name` in Received without replacing anything (or set aside in
+    /// Rejected with the reason), announced, and handed to the on-receive action. The staged file is always moved.
+    /// Returns where the file is in the library, or nil when it was refused.
+    @discardableResult
+    public func take(staged path: String, name: String, from sender: ShareSender) async -> URL? {
+        let outcome: Outcome = await withCheckedContinuation { done in
+            importQueue.async { [self] in done.resume(returning: importNow(path, name: name, move: true)) }
+        }
+        var stored: URL?
+        switch outcome {
+        case .received(let url, _, _):
+            stored = url
+            sink.yield(.fromDevice(sender: sender, fileName: name, uri: url.absoluteString, reason: nil))
+        case .rejected(_, let reason), .failed(_, let reason): sink.yield(.fromDevice(sender: sender, fileName: name, uri: nil, reason: reason))
+        }
+        await announce(outcome)
+        return stored
+    }
+
+    /// A device offered a file the library holds already at `path` (it was not sent again).
+    public func alreadyStored(_ fileName: String, from sender: ShareSender, at path: String) {
+        sink.yield(.fromDevice(sender: sender, fileName: fileName, uri: URL(fileURLWithPath: path).absoluteString, reason: nil))
+    }
+
+    /// A device's file refused before it was received (not audio by name, over a limit, a wrong checksum…).
+    public func refusedFromDevice(_ fileName: String, from sender: ShareSender, reason: String) {
+        sink.yield(.fromDevice(sender: sender, fileName: fileName, uri: nil, reason: reason))
+    }
+
+    /// Adds a receiver whose offers `PendingOffers` lists and `AnswerOffer` answers.
+    public func addOfferSource(_ source: any ShareOfferSource) {
+        offerSources.withLock { $0.append(source) }
+    }
+
+    /// Offers waiting for the user, from every receiver.
+    public func pendingOffers() async -> [ShareOffer] {
+        var all: [ShareOffer] = []
+        for source in offerSources.withLock({ $0 }) { all += await source.pendingOffers() }
+        return all
+    }
+
+    /// Accepts or declines an offer; false when no receiver has one with that id.
+    public func answerOffer(_ id: String, accept: Bool) async -> Bool {
+        for source in offerSources.withLock({ $0 }) where await source.answerOffer(id, accept: accept) { return true }
+        return false
+    }
+
+    /// Passes a receiver's offer news to the bus.
+    public func offerEvent(_ event: ShareEvent) { sink.yield(event) }
+
     /// Checks the file by content and puts it where it belongs. Runs on the import queue.
-    func importNow(_ path: String) -> Outcome {
-        let name = Self.safeName((path as NSString).lastPathComponent)
-        let move = settings.keep == .move
+    func importNow(_ path: String, name: String? = nil, move: Bool? = nil) -> Outcome {
+        let name = Self.safeName(name ?? (path as NSString).lastPathComponent)
+        let move = move ?? (settings.keep == .move)
         let accepted: ProbedMedia
         do {
             accepted = try Self.accept(path, media: media)
         } catch {
-            return reject(path, name: name, reason: error.message)
+            return reject(path, name: name, reason: error.message, move: move)
         }
         if let existing = duplicate(of: path) {
             if move { unlink(path) } // the same bytes are already in Received: nothing is lost
@@ -120,11 +175,11 @@ public final class ReceivedShares: SourcePlugin {
         }
     }
 
-    private func reject(_ path: String, name: String, reason: String) -> Outcome {
+    private func reject(_ path: String, name: String, reason: String, move: Bool) -> Outcome {
         let folder = settings.rejected.path
-        if settings.keep == .copy, Self.alreadyNoted(path, in: folder, name: name) { return .rejected(path, reason) }
+        if !move, Self.alreadyNoted(path, in: folder, name: name) { return .rejected(path, reason) }
         do {
-            let kept = settings.keep == .move ? try FileTransfer.transfer(path, into: folder, name: name, move: true) : path
+            let kept = move ? try FileTransfer.transfer(path, into: folder, name: name, move: true) : path
             let note = "Tonearm did not add this file to the library.\nFile: \(path)\nReason: \(reason)\nDate: \(Date())\n"
             _ = try FileTransfer.writeNote(note, into: folder, name: (kept as NSString).lastPathComponent + ".reason.txt")
             logger.warning("rejected \(path): \(reason)")

@@ -15,6 +15,8 @@ public protocol DBusInterfaceHandler: Sendable {
     func currentValue(_ property: String) -> DBusValue?
     /// See the default below: false unless a call to `method` may be answered after later calls.
     func answersOutOfOrder(_ method: String) -> Bool
+    /// See the default below: like `answersOutOfOrder(_:)`, for handlers whose answer depends on the arguments.
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool
 }
 
 extension DBusInterfaceHandler {
@@ -27,5 +29,9 @@ extension DBusInterfaceHandler {
     /// (decoding a file) that would otherwise hold every later call of every client. Its reply then comes when it is
     /// ready, possibly after replies to later calls.
     public func answersOutOfOrder(_ method: String) -> Bool { false }
+
+    /// By default what `answersOutOfOrder(method)` says; a handler overrides it when only some calls are slow (an
+    /// OpenUri of a network stream waits for the server, one of a local file does not).
+    public func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool { answersOutOfOrder(method) }
 }
 

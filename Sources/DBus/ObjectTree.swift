@@ -77,7 +77,9 @@ final class ObjectTree: Sendable {
         guard let handlers = lookup(call.path).handlers else { return false }
         let handler = call.interface.map { name in handlers.first { $0.interface.name == name } }
             ?? handlers.first { $0.interface.method(named: call.member) != nil }
-        return handler?.answersOutOfOrder(call.member) ?? false
+        guard let handler else { return false }
+        guard case .success(let arguments) = call.arguments else { return handler.answersOutOfOrder(call.member) }
+        return handler.answersOutOfOrder(call.member, arguments)
     }
 
     /// Handles one call; returns the reply (or error) to send, nil when no reply is wanted.

@@ -61,7 +61,7 @@ public final class ChangeTracker: Sendable {
                 return [.player]
             case .replayGainModeChanged:
                 return [.options]
-            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged:
+            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged, .buffering:
                 return []
             }
         }

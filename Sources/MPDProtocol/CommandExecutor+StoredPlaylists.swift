@@ -22,7 +22,7 @@ extension CommandExecutor {
             try count(name, a, 1...2)
             let uris = try entries(store, a[0])
             let window = a.count > 1 ? try Self.range(a[1], count: uris.count) : uris.indices
-            let database = name == "listplaylistinfo" ? try await library.current() : .empty
+            let database = try await library.current()
             for uri in uris[window] {
                 if name == "listplaylist" {
                     r.line("file", database.file(forURI: uri) ?? Self.displayed(uri))

@@ -47,6 +47,35 @@ public enum InterfaceXML {
   </interface>
 </node>
 """#,
+        "org.mpris.MediaPlayer2.Playlists": #"""
+<node>
+  <!-- MPRIS 2.2 Playlists: saved playlists ($XDG_DATA_HOME/tonearm/playlists) and those found in the music folders. -->
+  <interface name="org.mpris.MediaPlayer2.Playlists">
+    <!-- Replaces the queue with the playlist's entries and plays the first; it is then the ActivePlaylist. -->
+    <method name="ActivatePlaylist">
+      <arg name="PlaylistId" type="o" direction="in"/>
+    </method>
+    <!-- At most MaxCount playlists from Index on, in Order (one of Orderings), reversed when ReverseOrder. -->
+    <method name="GetPlaylists">
+      <arg name="Index" type="u" direction="in"/>
+      <arg name="MaxCount" type="u" direction="in"/>
+      <arg name="Order" type="s" direction="in"/>
+      <arg name="ReverseOrder" type="b" direction="in"/>
+      <arg name="Playlists" type="a(oss)" direction="out"/>
+    </method>
+    <!-- A playlist's name or icon changed (a saved playlist written again). -->
+    <signal name="PlaylistChanged">
+      <arg name="Playlist" type="(oss)"/>
+    </signal>
+    <!-- How many playlists there are. -->
+    <property name="PlaylistCount" type="u" access="read"/>
+    <!-- Alphabetical, Created, Modified, Played and User (saved ones first, then the music folders'). -->
+    <property name="Orderings" type="as" access="read"/>
+    <!-- The playlist last activated while the queue still holds it; Valid false ("/", "", "") otherwise. -->
+    <property name="ActivePlaylist" type="(b(oss))" access="read"/>
+  </interface>
+</node>
+"""#,
         "org.mpris.MediaPlayer2.TrackList": #"""
 <node>
   <interface name="org.mpris.MediaPlayer2.TrackList">
@@ -298,12 +327,53 @@ public enum InterfaceXML {
     <property name="LyricsSource" type="s" access="read"/>
     <!-- The index in Lyrics of the line being sung now; -1 before the first line, with untimed lyrics or none. -->
     <property name="LyricsLine" type="i" access="read"/>
+    <!-- How full the network buffer of what plays is, 0 to 100 (100: not buffering); below 100 playback holds until it refills, PlaybackStatus stays Playing. -->
+    <property name="Buffering" type="i" access="read"/>
+    <!-- Buffering changed for TrackId: Percent 0 to 100 (0 also while a dropped live stream is being reconnected). -->
+    <signal name="BufferingChanged">
+      <arg name="TrackId" type="o"/>
+      <arg name="Percent" type="i"/>
+    </signal>
     <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
     <property name="ReplayGainMode" type="s" access="readwrite"/>
     <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->
     <property name="ReplayGain" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+  </interface>
+</node>
+"""#,
+        "org.tonearm.Playlists1": #"""
+<node>
+  <!-- Tonearm's playlist management (what `tonearm playlist` uses): saving the queue, showing, loading, removing. -->
+  <interface name="org.tonearm.Playlists1">
+    <!-- Every playlist: id, name, file URI, and whether Tonearm saved it (false: found in a music folder). -->
+    <method name="List">
+      <arg name="Playlists" type="a(ossb)" direction="out"/>
+    </method>
+    <!-- A playlist's entries (by name or id): URI, title ("" when none), length in seconds (-1 when unknown).
+       Errors: org.tonearm.Error.NoSuchPlaylist, NotReadable, InvalidPlaylist. -->
+    <method name="Show">
+      <arg name="Playlist" type="s" direction="in"/>
+      <arg name="Entries" type="a(ssx)" direction="out"/>
+    </method>
+    <!-- Saves the queue as the M3U8 playlist Name (replacing a saved one of that name); returns its id.
+       Errors: org.tonearm.Error.InvalidValue (a bad name), NothingToSave, WriteFailed. -->
+    <method name="Save">
+      <arg name="Name" type="s" direction="in"/>
+      <arg name="PlaylistId" type="o" direction="out"/>
+    </method>
+    <!-- Queues a playlist (by name or id): Mode "replace" (the queue, paused), "play" (the queue, playing) or
+       "enqueue" (appended); returns the track ids added. -->
+    <method name="Load">
+      <arg name="Playlist" type="s" direction="in"/>
+      <arg name="Mode" type="s" direction="in"/>
+      <arg name="TrackIds" type="ao" direction="out"/>
+    </method>
+    <!-- Removes a saved playlist (never a file in a music folder: org.tonearm.Error.NotSaved). -->
+    <method name="Remove">
+      <arg name="Name" type="s" direction="in"/>
+    </method>
   </interface>
 </node>
 """#,
@@ -318,7 +388,7 @@ public enum InterfaceXML {
        Nothing a user sent is deleted.
        Errors: org.tonearm.Error.NoSuchFile, NoSuchFolder, NotWritable, InvalidArgs (an unknown mode, a relative
        folder), UnsupportedType (a stream that cannot be passed through, a file that is not audio),
-       UnsupportedScheme, NoSuchTrack, NoSuchExport. -->
+       UnsupportedScheme, NoSuchTrack, NoSuchExport, NoSuchOffer. -->
   <interface name="org.tonearm.Shares1">
     <!-- "Open with": checks each URI (or absolute path) by content and plays the playable ones now, as one batch
          after the current track, the first one started. Refused lists (uri, reason) for the others, which are
@@ -345,6 +415,18 @@ public enum InterfaceXML {
     <method name="CancelExport">
       <arg name="Id" type="s" direction="in"/>
     </method>
+    <!-- Offers from network senders (LocalSend in ask mode) waiting for the user: Id, Sender (the name it shows),
+         Address (its IP), Fingerprint (SHA-256 of its certificate, or the one it claims when it showed none), and
+         the files (safe base name, size in bytes). -->
+    <method name="PendingOffers">
+      <arg name="Offers" type="a(ssssa(sx))" direction="out"/>
+    </method>
+    <!-- Accepts (true) or declines an offer; the sender then uploads or is told 403. Accepting a sender that
+         showed a certificate pairs it (for accept = "paired"). Errors: org.tonearm.Error.NoSuchOffer. -->
+    <method name="AnswerOffer">
+      <arg name="Id" type="s" direction="in"/>
+      <arg name="Accept" type="b" direction="in"/>
+    </method>
     <!-- The inbox folders watched. -->
     <property name="Inboxes" type="as" access="read"/>
     <!-- A file was accepted (or was already in the library, byte for byte): its URI in the library and its
@@ -356,6 +438,28 @@ public enum InterfaceXML {
     <!-- A file was refused: where it is now (in the Rejected folder) and why. -->
     <signal name="Rejected">
       <arg name="Path" type="s"/>
+      <arg name="Reason" type="s"/>
+    </signal>
+    <!-- A network sender offers files and waits for AnswerOffer (arguments as in PendingOffers). -->
+    <signal name="Offered">
+      <arg name="Id" type="s"/>
+      <arg name="Sender" type="s"/>
+      <arg name="Address" type="s"/>
+      <arg name="Fingerprint" type="s"/>
+      <arg name="Files" type="a(sx)"/>
+    </signal>
+    <!-- An offer no longer waits: answered, cancelled by the sender, or not answered in time (ask-seconds). -->
+    <signal name="OfferClosed">
+      <arg name="Id" type="s"/>
+    </signal>
+    <!-- Who sent what: a network sender's file, with its URI in the library when accepted (Reason ""), or Uri ""
+         and why it was refused (not audio, over a limit, a wrong checksum, a stalled sender, not playable). -->
+    <signal name="FromDevice">
+      <arg name="Sender" type="s"/>
+      <arg name="Address" type="s"/>
+      <arg name="Fingerprint" type="s"/>
+      <arg name="FileName" type="s"/>
+      <arg name="Uri" type="s"/>
       <arg name="Reason" type="s"/>
     </signal>
     <!-- How far an export is, 0 to 1. -->

@@ -8,6 +8,7 @@ struct LoggedInterface: DBusInterfaceHandler {
     let logger: Logger
     var interface: DBusInterfaceDescription { inner.interface }
     func answersOutOfOrder(_ method: String) -> Bool { inner.answersOutOfOrder(method) }
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool { inner.answersOutOfOrder(method, arguments) }
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
         logger.debug("\(sender) → \(interface.name).\(method)(\(Self.brief(arguments)))")

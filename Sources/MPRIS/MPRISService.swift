@@ -27,7 +27,7 @@ public final class MPRISService: Sendable {
     /// Player1.Waveform (refused when nil).
     public init(connection: DBusConnection, player: Player, media: any MediaOperations, library: (any LibraryAPI)?,
                 browsables: [any BrowsableSource] = [], shares: (any SharesAPI)? = nil, waveforms: WaveformService? = nil,
-                logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
+                playlists: (any PlaylistsAPI)? = nil, logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
         self.logger = logger
@@ -48,10 +48,17 @@ public final class MPRISService: Sendable {
             handlers.append(Self.sharesInterface(shares, player: player))
             forwarders.append(Self.sharesForwarder(shares, on: connection))
         }
+        var playlistsFace: PlaylistsFace?
+        if let playlists {
+            let face = PlaylistsFace(playlists: playlists, player: player, connection: connection)
+            face.rememberCount()
+            handlers += [PlaylistsInterface(face: face), TonearmPlaylistsInterface(face: face)]
+            playlistsFace = face
+        }
         self.forwarders = forwarders
         // Player events reach the bus from the player's actor, as they happen: a command's signal is queued before its
         // reply, with no hop to another task (measured: PlayPause → PropertiesChanged and Seek → Seeked).
-        let forwarder = EventForwarder(connection: connection)
+        let forwarder = EventForwarder(connection: connection, playlists: playlistsFace)
         self.forwarder = forwarder
         player.deliverEvents { event in forwarder.forward(event) }
         // At debug level (tonearmd --verbose) every call is logged with its sender.
@@ -103,7 +110,13 @@ final class EventForwarder: Sendable {
     }
     private let sent = Mutex(Sent())
 
-    init(connection: DBusConnection) { self.connection = connection }
+    /// Told when the queue is replaced (the active playlist may end).
+    let playlists: PlaylistsFace?
+
+    init(connection: DBusConnection, playlists: PlaylistsFace? = nil) {
+        self.connection = connection
+        self.playlists = playlists
+    }
 
     func forward(_ event: PlayerEvent) {
         let path = MPRISService.objectPath
@@ -129,6 +142,7 @@ final class EventForwarder: Sendable {
             connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "Tick",
                                   arguments: [.objectPath(id.path), .int64(position), .int64(length)])
         case .trackListReplaced(let ids, let current):
+            playlists?.queueReplaced(ids)
             connection.emitSignal(path: path, interface: MPRISService.trackListInterface, member: "TrackListReplaced",
                                   arguments: [.objectPathArray(ids.map(\.path)), .objectPath((current ?? .noTrack).path)])
         case .trackAdded(let track, let after):
@@ -148,6 +162,10 @@ final class EventForwarder: Sendable {
                                              changed: ["TickInterval": .int64(TonearmPlayerInterface.microseconds(interval))])
         case .lyricsChanged, .lyricsLineChanged:
             LyricsEncoding.forward(event, on: connection, path: path)
+        case .buffering(let id, let percent):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name, changed: ["Buffering": .int32(Int32(percent))])
+            connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "BufferingChanged",
+                                  arguments: [.objectPath(id.path), .int32(Int32(percent))])
         case .replayGainModeChanged(let mode):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["ReplayGainMode": .string(mode.rawValue)])

@@ -6,7 +6,19 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
     let interface = contract("org.mpris.MediaPlayer2")
     let media: any MediaOperations
     let quit: @Sendable () async -> Void
-    static let uriSchemes = ["file"]
+    /// Local files, and network streams (icy/icyx: SHOUTcast's names for http/https).
+    static let uriSchemes = ["file", "http", "https", "icy", "icyx"]
+    /// Playlist files (M3U/M3U8, PLS, XSPF), queued entry by entry by the streams plugin.
+    static let playlistMimeTypes = ["application/vnd.apple.mpegurl", "application/xspf+xml", "audio/mpegurl", "audio/x-mpegurl", "audio/x-scpls"]
+
+    /// Whether a call naming `uris` waits for a server (a network stream or playlist): it is then answered out of order,
+    /// so a slow server holds no other call.
+    static func reachesNetwork(_ uris: [String]) -> Bool {
+        uris.contains { uri in
+            guard let colon = uri.firstIndex(of: ":") else { return false }
+            return ["http", "https", "icy", "icyx"].contains(uri[..<colon].lowercased())
+        }
+    }
 
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
         switch method {
@@ -31,7 +43,7 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
         case "DesktopEntry": return .string("tonearm")
         case "SupportedUriSchemes": return .stringArray(Self.uriSchemes)
         // Read from GStreamer's registry on first use (about 5 ms), not while the daemon starts.
-        case "SupportedMimeTypes": return .stringArray(media.supportedMimeTypes())
+        case "SupportedMimeTypes": return .stringArray(Array(Set(media.supportedMimeTypes() + Self.playlistMimeTypes)).sorted())
         default: throw DBusError.unknownProperty(property)
         }
     }

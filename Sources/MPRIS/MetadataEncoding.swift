@@ -15,7 +15,9 @@ enum MetadataEncoding {
         if let art = m.artUrl { d["mpris:artUrl"] = .string(art) }
         if let title = m.title { d["xesam:title"] = .string(title) }
         if !m.artists.isEmpty { d["xesam:artist"] = .stringArray(m.artists) }
-        if let album = m.album { d["xesam:album"] = .string(album) }
+        // A radio station's name where widgets show an album, and apart under its own key.
+        if let album = m.album ?? m.station { d["xesam:album"] = .string(album) }
+        if let station = m.station { d["tonearm:station"] = .string(station) }
         if !m.albumArtists.isEmpty { d["xesam:albumArtist"] = .stringArray(m.albumArtists) }
         if let n = m.trackNumber { d["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
         if let n = m.discNumber { d["xesam:discNumber"] = .int32(Int32(clamping: n)) }

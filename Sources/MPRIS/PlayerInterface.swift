@@ -38,6 +38,11 @@ struct PlayerInterface: DBusInterfaceHandler {
         }
     }
 
+    /// OpenUri of a network stream waits for the server's headers: every other call goes on meanwhile.
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool {
+        method == "OpenUri" && MediaPlayer2Interface.reachesNetwork(arguments.compactMap(\.stringValue))
+    }
+
     func get(_ property: String) async throws -> DBusValue {
         if property == "Position" { return .int64(await player.position()) }
         guard let value = Self.properties(await player.snapshot)[property] else {

@@ -107,6 +107,29 @@ public protocol SharesAPI: Sendable {
     func cancelExport(_ id: String) -> Bool
     /// A sender says the transfer of the file at `path` is complete.
     func senderFinished(_ path: String)
+    /// Offers from network senders waiting for the user.
+    func pendingShareOffers() async -> [PendingShareOffer]
+    /// Accepts or declines an offer; false when none with that id waits.
+    func answerOffer(_ id: String, accept: Bool) async -> Bool
+}
+
+/// Files a network sender offers, waiting for the user.
+public struct PendingShareOffer: Sendable, Equatable {
+    public var id: String
+    public var sender: String
+    public var address: String
+    public var fingerprint: String
+    public var files: [String]
+    public var sizes: [Int64]
+
+    public init(id: String, sender: String, address: String, fingerprint: String, files: [String], sizes: [Int64]) {
+        self.id = id
+        self.sender = sender
+        self.address = address
+        self.fingerprint = fingerprint
+        self.files = files
+        self.sizes = sizes
+    }
 }
 
 /// A shares event, as the bus hears of it.
@@ -125,4 +148,46 @@ public enum ShareSignal: Sendable, Equatable {
     case exportProgress(id: String, fraction: Double)
     /// An export ended: where the file now is, or why there is none.
     case exportFinished(id: String, path: String?, error: TonearmError?)
+    /// A network sender waits for the user.
+    case offered(PendingShareOffer)
+    /// An offer no longer waits.
+    case offerClosed(id: String)
+    /// A network sender's file: where it is in the library, or why it was refused.
+    case fromDevice(sender: String, address: String, fingerprint: String, fileName: String, uri: String?, reason: String?)
+}
+
+/// A playlist as org.mpris.MediaPlayer2.Playlists and org.tonearm.Playlists1 show it.
+public struct PlaylistRecord: Sendable, Equatable {
+    /// Its object path (stable for the same file).
+    public var id: String
+    public var name: String
+    /// The playlist file's URI (queued through the player, which reads its entries).
+    public var uri: String
+    /// Saved by Tonearm (false: found in a music folder).
+    public var isSaved: Bool
+
+    public init(id: String, name: String, uri: String, isSaved: Bool) {
+        self.id = id
+        self.name = name
+        self.uri = uri
+        self.isSaved = isSaved
+    }
+}
+
+/// Saved playlists and those in the music folders, as the playlist interfaces see them.
+public protocol PlaylistsAPI: Sendable {
+    /// The orderings `playlists` takes (MPRIS Playlist_Ordering values).
+    var orderings: [String] { get }
+    /// Every playlist in `ordering` (one of `orderings`), reversed when asked.
+    func playlists(ordering: String, reversed: Bool) throws -> [PlaylistRecord]
+    /// The playlist with this name (saved ones first) or id.
+    func playlist(_ nameOrID: String) throws -> PlaylistRecord
+    /// Its entries: URI, title ("" when none), length in seconds (-1 when unknown).
+    func entries(_ nameOrID: String) throws -> [(uri: String, title: String, seconds: Int64)]
+    /// Saves the tracks as the playlist `name` (replacing a saved one of that name).
+    func save(_ name: String, tracks: [Track]) throws -> PlaylistRecord
+    /// Removes a saved playlist.
+    func remove(_ name: String) throws
+    /// Notes that a playlist was played now.
+    func markPlayed(_ id: String)
 }

@@ -32,6 +32,14 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
                 }
                 let id = try await shares.export(uri: uri, folder: a[1].stringValue ?? "", mode: a[2].stringValue ?? "")
                 return [.string(id)]
+            case "PendingOffers":
+                return [.array(element: "(ssssa(sx))", await shares.pendingShareOffers().map(Self.encode))]
+            case "AnswerOffer":
+                let id = a[0].stringValue ?? ""
+                guard await shares.answerOffer(id, accept: a[1].boolValue ?? false) else {
+                    throw TonearmError("NoSuchOffer", "no offer waits with id \"\(id)\" (answered, cancelled or timed out)")
+                }
+                return []
             case "CancelExport":
                 let id = a[0].stringValue ?? ""
                 guard shares.cancelExport(id) else { throw TonearmError("NoSuchExport", "no export running with id \"\(id)\"") }
@@ -40,6 +48,11 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
                 throw DBusError.unknownMethod(method)
             }
         }
+    }
+
+    static func encode(_ offer: PendingShareOffer) -> DBusValue {
+        .structure([.string(offer.id), .string(offer.sender), .string(offer.address), .string(offer.fingerprint),
+                    .array(element: "(sx)", zip(offer.files, offer.sizes).map { .structure([.string($0), .int64($1)]) })])
     }
 
     func get(_ property: String) async throws -> DBusValue {
@@ -68,6 +81,14 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
                 case .exportFinished(let id, let file, let error):
                     (member, arguments) = ("ExportFinished", [.string(id), .string(file ?? ""), .string(error?.name ?? ""),
                                                               .string(error?.message ?? "")])
+                case .offered(let offer):
+                    guard case .structure(let fields) = encode(offer) else { continue }
+                    (member, arguments) = ("Offered", fields)
+                case .offerClosed(let id):
+                    (member, arguments) = ("OfferClosed", [.string(id)])
+                case .fromDevice(let sender, let address, let fingerprint, let fileName, let uri, let reason):
+                    (member, arguments) = ("FromDevice", [.string(sender), .string(address), .string(fingerprint), .string(fileName),
+                                                          .string(uri ?? ""), .string(reason ?? "")])
                 }
                 connection.emitSignal(path: path, interface: name, member: member, arguments: arguments)
             }

@@ -37,12 +37,20 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
     /// Waveform may decode a whole file: every other call goes on meanwhile.
     func answersOutOfOrder(_ method: String) -> Bool { method == "Waveform" }
 
+    /// Waveform, and queueing network streams or playlists (they wait for the server).
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool {
+        if method == "Waveform" { return true }
+        guard ["Enqueue", "EnqueueNext", "ReplaceQueue"].contains(method) else { return false }
+        return MediaPlayer2Interface.reachesNetwork((arguments.first?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
     func get(_ property: String) async throws -> DBusValue {
         if LyricsEncoding.properties.contains(property), let value = await LyricsEncoding.values(of: player)[property] { return value }
         switch property {
         case "TickInterval": return .int64(Self.microseconds(await player.currentInterval))
         case "ReplayGainMode": return .string(await player.replayGainMode.rawValue)
         case "ReplayGain": return .double(20 * log10(max(1e-6, await player.appliedGain)))
+        case "Buffering": return .int32(Int32(await player.buffering))
         default: throw DBusError.unknownProperty(property)
         }
     }
@@ -59,7 +67,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
-        case "ReplayGain":
+        case "ReplayGain", "Buffering":
             throw DBusError.propertyReadOnly(property)
         default:
             throw DBusError.unknownProperty(property)

@@ -32,6 +32,11 @@ struct TrackListInterface: DBusInterfaceHandler {
         }
     }
 
+    /// AddTrack of a network stream waits for the server's headers: every other call goes on meanwhile.
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool {
+        method == "AddTrack" && MediaPlayer2Interface.reachesNetwork(arguments.prefix(1).compactMap(\.stringValue))
+    }
+
     func get(_ property: String) async throws -> DBusValue {
         switch property {
         case "Tracks": return .objectPathArray(await player.snapshot.trackIDs.map(\.path))

@@ -127,6 +127,7 @@ enum GStreamer {
         tags.genres = strings(list, GST_TAG_GENRE)
         tags.date = date(list)
         tags.comment = strings(list, GST_TAG_COMMENT).first
+        tags.organization = strings(list, GST_TAG_ORGANIZATION).first
         tags.image = image(list, GST_TAG_IMAGE) ?? image(list, GST_TAG_PREVIEW_IMAGE)
         return tags
     }

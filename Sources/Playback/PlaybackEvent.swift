@@ -13,6 +13,8 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// The item played to its end and nothing was handed over gaplessly (EOS, or the stall
     /// after a failed hand-over). The pipeline then rests at the end until `load` or `stop`.
     case finished(PlaybackItem)
+    /// The network buffer's fill level (0…100) while the item plays from the network; the pipeline pauses below 100.
+    case buffering(PlaybackItem, Int)
     /// The item could not be played (bad file, missing file, no decoder, time-out…).
     case failed(PlaybackItem, PlaybackError)
 }

@@ -151,6 +151,8 @@ public struct PlaybackMachine: Sendable {
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
     private(set) var seekTarget: Int64?
     private var buffering = false
+    /// The fill level last reported with `.buffering` for the current item.
+    private var bufferingLevel = 100
     private var reported: PlaybackState? = .stopped
     /// An error happened since the last NULL: the next reset goes through NULL.
     private var dirty = false
@@ -252,15 +254,21 @@ public struct PlaybackMachine: Sendable {
         case .error(let error, let now):
             return failed(error, now: now)
         case .buffering(let percent):
-            if percent < 100, !buffering, status == .playing, phase == .running {
+            var effects: [Effect] = []
+            let level = min(100, max(0, percent))
+            if let item, level != bufferingLevel {
+                bufferingLevel = level
+                effects.append(.emit(.buffering(item, level)))
+            }
+            if level < 100, !buffering, status == .playing, phase == .running {
                 buffering = true
-                return [.setState(.paused)]
+                return effects + [.setState(.paused)]
             }
-            if percent >= 100, buffering {
+            if level >= 100, buffering {
                 buffering = false
-                return status == .playing ? [.setState(.playing)] : []
+                return effects + (status == .playing ? [.setState(.playing)] : [])
             }
-            return []
+            return effects
         case .tick(let now, let position):
             return tick(now: now, position: position)
         default:
@@ -602,6 +610,7 @@ public struct PlaybackMachine: Sendable {
         seekTarget = nil
         silentStart = false
         buffering = false
+        bufferingLevel = 100
         lastDuration = nil
         tags = StreamTags()
         draining = nil

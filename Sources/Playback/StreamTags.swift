@@ -10,6 +10,8 @@ public struct StreamTags: Sendable, Equatable {
     /// "YYYY", "YYYY-MM-DD" or an ISO 8601 date-time, as the stream gave it.
     public var date: String?
     public var comment: String?
+    /// GST_TAG_ORGANIZATION: for an internet radio stream, the station's name (its `icy-name` header).
+    public var organization: String?
     /// GST_TAG_IMAGE (or, failing that, GST_TAG_PREVIEW_IMAGE) bytes: the encoded picture.
     public var image: [UInt8]?
 
@@ -29,6 +31,7 @@ public struct StreamTags: Sendable, Equatable {
         if !newer.genres.isEmpty { genres = newer.genres }
         if let v = newer.date { date = v }
         if let v = newer.comment { comment = v }
+        if let v = newer.organization { organization = v }
         if let v = newer.image { image = v }
     }
 

@@ -53,6 +53,11 @@ public actor Player {
     /// Where lyrics come from (nil: no lyrics), and the current track's (PlayerLyrics.swift).
     let lyricsFinder: LyricsFinder?
     var lyricsFollow = LyricsFollow()
+    /// How a live stream that drops is reconnected, and where that stands (PlayerStreams.swift).
+    let reconnectPolicy: StreamReconnectPolicy
+    var reconnect = StreamReconnect()
+    /// How full the network buffer of what plays is, 0…100 (100: not buffering).
+    var bufferingPercent = 100
 
     /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
     final class EventSink: Sendable {
@@ -90,8 +95,10 @@ public actor Player {
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
+                reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 logger: Logger = Logger(label: "tonearm.player")) {
         self.replayGain = replayGain
+        self.reconnectPolicy = reconnectPolicy
         self.engine = engine
         self.lyricsFinder = lyricsFinder
         self.plugins = plugins
@@ -150,6 +157,8 @@ public actor Player {
         engine.shutdown()
         for task in tasks { task.cancel() }
         tickTask?.cancel()
+        reconnect.task?.cancel()
+        reconnect.stallWatch?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
         eventSink.finish()

@@ -20,6 +20,7 @@ extension Player {
             }
             handover.started(item.token)
             startingTrack.store(false, ordering: .relaxed)
+            streamStarted(id)
             let repeated = heard == id
             heard = id
             failuresInARow = 0
@@ -44,7 +45,11 @@ extension Player {
         case .tags(let item, let tags):
             let id = TrackID(serial: item.token)
             guard let track = queue.track(id) else { return }
-            applyMetadataNow(id, track.metadata.merging(tags, artCache: artCache))
+            let plugin = URL(string: track.uri).flatMap { url in plugins.first { $0.canResolve(url) } }
+            applyMetadataNow(id, plugin?.applying(tags, to: track.metadata, artCache: artCache)
+                             ?? track.metadata.merging(tags, artCache: artCache))
+        case .buffering(let item, let percent):
+            bufferingChanged(TrackID(serial: item.token), percent)
         case .seekCompleted(let item, let ns):
             // Seeked and a tick went out when the seek was taken; the tick cadence restarts from where it landed.
             _ = ns
@@ -55,6 +60,13 @@ extension Player {
         case .finished(let item):
             let id = TrackID(serial: item.token)
             guard id == loaded else { return }
+            // A live stream never ends by itself: the server closed it.
+            switch reconnectIfLive(id, because: "the server closed the stream") {
+            case .reconnecting: return
+            case .gaveUp(let error):
+                if let track = queue.track(id) { eventSink.yield(.trackFailed(id, uri: track.uri, error: error)) }
+            case .notLive: break
+            }
             if let next = playable(after: id, automatic: true) {
                 load(next, paused: false)
             } else {
@@ -63,7 +75,14 @@ extension Player {
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
             let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
-            let reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
+            var reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
+            if id == loaded {
+                switch reconnectIfLive(id, because: error.message) {
+                case .reconnecting: return
+                case .gaveUp(let lost): reason = lost
+                case .notLive: break
+                }
+            }
             logger.error("\(reason.message)")
             eventSink.yield(.trackFailed(id, uri: uri, error: reason))
             if id == loaded { startingTrack.store(false, ordering: .relaxed) }

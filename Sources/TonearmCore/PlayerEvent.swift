@@ -20,6 +20,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case lyricsChanged(TrackID?, Lyrics?)
     /// The line being sung changed (index -1, start -1 and empty text: none, before the first line or untimed).
     case lyricsLineChanged(TrackID, index: Int, start: Int64, text: String)
+    /// The network buffer's fill level changed (0…100; 100: playing from a full buffer, or not buffering).
+    case buffering(TrackID, percent: Int)
     /// The ReplayGain mode changed.
     case replayGainModeChanged(ReplayGainMode)
 }

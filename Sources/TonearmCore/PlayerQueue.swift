@@ -29,9 +29,17 @@ extension Player {
         var refused: [(uri: String, error: TonearmError)] = []
         for uri in uris {
             do {
-                let (metadata, plugin) = try await resolve(uri)
-                if let url = URL(string: metadata.url) { try await plugin.verify(url) }
-                resolved.append((metadata, plugin))
+                for (metadata, plugin) in try await resolveExpanding(uri) {
+                    do {
+                        if let url = URL(string: metadata.url) { try await plugin.verify(url) }
+                        resolved.append((metadata, plugin))
+                    } catch {
+                        let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(metadata.url): \(error)")
+                        logger.error("cannot open \(metadata.url): \(reason.message)")
+                        eventSink.yield(.trackFailed(.noTrack, uri: metadata.url, error: reason))
+                        refused.append((metadata.url, reason))
+                    }
+                }
             } catch {
                 let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(uri): \(error)")
                 logger.error("cannot open \(uri): \(reason.message)")
@@ -56,7 +64,7 @@ extension Player {
         try Self.checkBatch(uris)
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         for uri in uris {
-            resolved.append(try await resolve(uri))
+            resolved += try await resolveExpanding(uri)
         }
         return insert(resolved, at: position)
     }
@@ -66,7 +74,7 @@ extension Player {
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         var errors: [TonearmError] = []
         for uri in uris {
-            do { resolved.append(try await resolve(uri)) } catch let e as TonearmError {
+            do { resolved += try await resolveExpanding(uri) } catch let e as TonearmError {
                 errors.append(e)
                 logger.error("skipping \(uri): \(e.message)")
                 eventSink.yield(.trackFailed(.noTrack, uri: uri, error: e))
@@ -86,7 +94,7 @@ extension Player {
         try Self.checkBatch(uris)
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         for uri in uris {
-            resolved.append(try await resolve(uri))
+            resolved += try await resolveExpanding(uri)
         }
         let ids = replace(with: resolved)
         if play, let first = ids.first { switchTo(first, keepingStatus: false) }
@@ -142,15 +150,49 @@ extension Player {
 
     // MARK: Internals
 
-    func resolve(_ uri: String) async throws -> (TrackMetadata, any SourcePlugin) {
-        let url: URL
-        if uri.hasPrefix("/") {
-            url = URL(fileURLWithPath: uri)
-        } else if let parsed = URL(string: uri), parsed.scheme != nil {
-            url = parsed
-        } else {
-            throw TonearmError("InvalidUri", "not a URI or absolute path: \(uri)")
+    static func url(_ uri: String) throws -> URL {
+        if uri.hasPrefix("/") { return URL(fileURLWithPath: uri) }
+        if let parsed = URL(string: uri), parsed.scheme != nil { return parsed }
+        throw TonearmError("InvalidUri", "not a URI or absolute path: \(uri)")
+    }
+
+    /// The most playlists inside playlists followed (a station's .pls naming its .m3u); deeper ones are refused.
+    static let maximumPlaylistDepth = 2
+
+    /// One URI as queue entries: a playlist's entries, each resolved (those that cannot be are reported with
+    /// TrackFailed and skipped), or the URI itself. A playlist with nothing playable is an error.
+    func resolveExpanding(_ uri: String, depth: Int = 0) async throws -> [(TrackMetadata, any SourcePlugin)] {
+        let url = try Self.url(uri)
+        for plugin in plugins {
+            guard let expansion = try await plugin.expand(url) else { continue }
+            var out: [(TrackMetadata, any SourcePlugin)] = []
+            for (location, error) in expansion.skipped {
+                logger.error("playlist \(uri): skipping \(location): \(error.message)")
+                eventSink.yield(.trackFailed(.noTrack, uri: location, error: error))
+            }
+            for entry in expansion.uris {
+                do {
+                    guard depth < Self.maximumPlaylistDepth else {
+                        out.append(try await resolve(entry))
+                        continue
+                    }
+                    out += try await resolveExpanding(entry, depth: depth + 1)
+                } catch {
+                    let reason = error as? TonearmError ?? TonearmError("Failed", "cannot play \(entry): \(error)")
+                    logger.error("playlist \(uri): skipping \(entry): \(reason.message)")
+                    eventSink.yield(.trackFailed(.noTrack, uri: entry, error: reason))
+                }
+            }
+            guard !out.isEmpty else {
+                throw TonearmError("EmptyPlaylist", "the playlist \(uri) names nothing that can be played")
+            }
+            return out
         }
+        return [try await resolve(uri)]
+    }
+
+    func resolve(_ uri: String) async throws -> (TrackMetadata, any SourcePlugin) {
+        let url = try Self.url(uri)
         guard let plugin = plugins.first(where: { $0.canResolve(url) }) else {
             throw TonearmError.unsupportedScheme(uri)
         }

@@ -17,6 +17,7 @@ extension Player {
 
     public func pause() {
         guard status == .playing else { return }
+        cancelReconnect()
         engine.pause()
         emitTick()
         publishCommand()
@@ -33,6 +34,8 @@ extension Player {
 
     /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
     func halt() {
+        cancelReconnect()
+        stopStallWatch()
         startingTrack.store(false, ordering: .relaxed)
         engine.stop()
         publishCommand()
@@ -174,6 +177,8 @@ extension Player {
 
     func load(_ id: TrackID, paused: Bool, at position: Int64 = 0) {
         guard let track = queue.track(id), let serial = id.serial else { return }
+        if reconnect.trackID != id { cancelReconnect() }
+        stopStallWatch()
         queue.setCurrent(id)
         heard = nil
         let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)

@@ -16,6 +16,12 @@ public protocol SourcePlugin: Sendable {
     func verify(_ uri: URL) async throws
     /// Called when one of its tracks starts to be heard.
     func trackStarted(_ metadata: TrackMetadata) async
+    /// The entries of the playlist `uri` names (M3U, PLS, XSPF…), or nil when it is not a playlist this plugin reads;
+    /// throws when it is one but cannot be read.
+    func expand(_ uri: URL) async throws -> PlaylistExpansion?
+    /// A track's metadata once its stream told its tags (a radio station's current song); by default the tags fill in
+    /// what they say.
+    func applying(_ tags: MediaTags, to metadata: TrackMetadata, artCache: ArtCache) -> TrackMetadata
     /// Called once when the daemon starts.
     func start(_ context: PluginContext) async throws
     /// Called once when the daemon stops.
@@ -26,8 +32,56 @@ extension SourcePlugin {
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata { metadata }
     public func verify(_ uri: URL) async throws {}
     public func trackStarted(_ metadata: TrackMetadata) async {}
+    public func expand(_ uri: URL) async throws -> PlaylistExpansion? { nil }
+    public func applying(_ tags: MediaTags, to metadata: TrackMetadata, artCache: ArtCache) -> TrackMetadata {
+        metadata.merging(tags, artCache: artCache)
+    }
     public func start(_ context: PluginContext) async throws {}
     public func stop() async {}
+}
+
+/// A playlist read into the URIs to queue, with the entries that were skipped and why.
+public struct PlaylistExpansion: Sendable, Equatable {
+    /// The entries' URIs, in order.
+    public var uris: [String]
+    /// Entries left out (a local path in a playlist from the network, an entry that is no URI), each with the reason.
+    public var skipped: [(location: String, error: TonearmError)]
+
+    public init(uris: [String], skipped: [(location: String, error: TonearmError)] = []) {
+        self.uris = uris
+        self.skipped = skipped
+    }
+
+    public static func == (a: PlaylistExpansion, b: PlaylistExpansion) -> Bool {
+        a.uris == b.uris && a.skipped.map(\.location) == b.skipped.map(\.location) && a.skipped.map(\.error) == b.skipped.map(\.error)
+    }
+}
+
+/// How the player reconnects a live stream that dropped: a bounded number of attempts, waiting longer each time.
+public struct StreamReconnectPolicy: Sendable, Equatable {
+    /// Attempts before the player gives up and moves on (0: never reconnect).
+    public var attempts: Int
+    /// The wait before the first attempt; each further one doubles it.
+    public var firstDelay: Duration
+    /// The longest wait.
+    public var maximumDelay: Duration
+    /// How long a network stream may sit in an empty buffer, its fill level not moving, before it counts as stalled.
+    public var stallTimeout: Duration
+
+    public init(attempts: Int = 5, firstDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30),
+                stallTimeout: Duration = .seconds(15)) {
+        self.attempts = attempts
+        self.firstDelay = firstDelay
+        self.maximumDelay = maximumDelay
+        self.stallTimeout = stallTimeout
+    }
+
+    /// The wait before attempt `n` (1-based).
+    public func delay(beforeAttempt n: Int) -> Duration {
+        var delay = firstDelay
+        for _ in 1..<max(1, n) where delay < maximumDelay { delay = delay * 2 }
+        return min(delay, maximumDelay)
+    }
 }
 
 /// What a plugin may do: read its config section, keep files in its folder, hand tracks to the player, and use the

@@ -36,8 +36,13 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     /// What the engine opens when it is not `url`: a source's playable rendition of the file (a MIDI file
     /// rewritten into a form GStreamer plays). Never shown to clients.
     public var streamURL: String?
-    /// The source knows the stream seeks although GStreamer says it cannot (MIDI through midiparse).
+    /// The source knows the stream seeks although GStreamer says it cannot (MIDI through midiparse), or before it can
+    /// say so (a file served over HTTP with byte ranges).
     public var seeksDespiteQuery: Bool?
+    /// The station a network stream comes from (its `icy-name`), kept apart from the song's title.
+    public var station: String?
+    /// A live stream (internet radio): no length, no seeking, reconnected when it drops.
+    public var isLive: Bool?
     /// ReplayGain figures (from tags or measured), when known; never shown to clients.
     public var loudness: TrackLoudness?
 

@@ -311,6 +311,8 @@ struct PlayerState: Sendable {
     var loop = "None"
     var shuffle = false
     var canSeek = false
+    /// The network buffer's fill level, 0…100 (org.tonearm.Player1 Buffering; 100: not buffering).
+    var buffering = 100
 
     init() {}
 

@@ -47,6 +47,7 @@ struct Status: AsyncParsableCommand {
             ("volume", .number(state.volume)),
             ("loop", .string(state.loop)),
             ("shuffle", .bool(state.shuffle)),
+            ("buffering", .number(Double(state.buffering))),
         ])
     }
 

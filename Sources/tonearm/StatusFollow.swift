@@ -13,6 +13,8 @@ struct StatusFollower {
         case tick(Tick)
         case properties(PropertyChange)
         case lyric(LyricsLineEvent)
+        /// The network buffer's fill level changed.
+        case buffering(Int)
         case daemonLeft
         case interrupted
         case connectionLost
@@ -28,6 +30,7 @@ struct StatusFollower {
         let changes = client.playerPropertyChanges()
         let departure = client.daemonDeparture()
         let lyricLines = client.lyricsLineChanges()
+        let bufferLevels = client.bufferingChanges()
         let feeders = [
             Task {
                 for await tick in ticks { continuation.yield(.tick(tick)) }
@@ -42,6 +45,9 @@ struct StatusFollower {
             Task {
                 for await line in lyricLines { continuation.yield(.lyric(line)) }
             },
+            Task {
+                for await level in bufferLevels { continuation.yield(.buffering(level)) }
+            },
         ]
         let interrupts = InterruptWatch { continuation.yield(.interrupted) }
         defer {
@@ -53,6 +59,7 @@ struct StatusFollower {
             throw CLIFailure.unreachable("the Tonearm daemon left the bus")
         }
         var state = try await client.state()
+        state.buffering = await client.buffering()
         let display = LiveDisplay(live: Output.stdoutIsTerminal && !json, json: json)
         display.lyric = (try? await client.lyrics())?.currentLine?.text
         display.begin()
@@ -87,6 +94,10 @@ struct StatusFollower {
                 guard track == state.metadata.trackId else { continue }
                 display.waveform = peaks
                 display.show(state, isTick: false)
+            case .buffering(let level):
+                state.buffering = level
+                // Off a terminal a line is printed per change too: buffering holds the ticks.
+                display.show(state, isTick: true)
             case .lyric(let line):
                 display.showLyric(line.index >= 0 ? line.text : nil, state)
             case .daemonLeft:
@@ -183,8 +194,9 @@ enum FollowLine {
         let metadata = state.metadata
         let name = metadata.displayName ?? (metadata.trackId == nil ? "nothing playing" : "unknown track")
         let length = metadata.length
-        let time = "\(TimeText.format(microseconds: state.position)) / "
+        var time = "\(TimeText.format(microseconds: state.position)) / "
             + (length.map { TimeText.format(microseconds: $0) } ?? "--:--")
+        if state.buffering < 100 { time += "  buffering \(state.buffering)%" }
         let head = symbol(for: state.status) + " "
         guard let columns else {
             return head + name + "  " + bar(state.position, length, width: barWidth) + "  " + time

@@ -22,10 +22,10 @@ struct Tonearm: AsyncParsableCommand {
             ]),
             CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self, ReplayGain.self]),
             CommandGroup(name: "Information", subcommands: [Status.self, WaveformCommand.self, LyricsCommand.self]),
-            CommandGroup(name: "Queue", subcommands: [Queue.self]),
+            CommandGroup(name: "Queue", subcommands: [Queue.self, Playlist.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
-            CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self]),
+            CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self, Shares.self]),
             CommandGroup(name: "Setup", subcommands: [ConfigCommand.self, Doctor.self, Completions.self, Manual.self]),
         ]
     )

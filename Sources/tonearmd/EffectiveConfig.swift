@@ -2,6 +2,8 @@ import Foundation
 import LocalLibrary
 import MIDI
 import ReceivedShares
+import LocalSend
+import Streams
 import TonearmCore
 
 /// Every setting the daemon would use, with where its value comes from: what `tonearm config` prints.
@@ -46,7 +48,11 @@ struct EffectiveConfig {
             ("rejected", .string(shares.rejected.path)), ("import", .string(shares.keep.rawValue)),
             ("on-receive", .string(shares.onReceive.rawValue)), ("settle-seconds", .double(settle)),
         ])
-        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares"].contains(name) {
+        let localSendSection = settings.pluginSections["localsend"] ?? [:]
+        add("localsend", localSendSection, try LocalSendSettings(section: localSendSection).values)
+        let streamsSection = settings.pluginSections["streams"] ?? [:]
+        add("streams", streamsSection, try StreamsSettings(section: streamsSection).values)
+        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares", "localsend", "streams"].contains(name) {
             for (key, value) in section.sorted(by: { $0.key < $1.key }) {
                 rows.append(Row(section: name, key: key, value: value, source: "file (no plugin reads it)"))
             }

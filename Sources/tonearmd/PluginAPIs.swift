@@ -42,6 +42,13 @@ extension LibraryEvent: LibraryEventRecord {
 
 extension ReceivedShares: SharesAPI {
     public var inboxes: [URL] { settings.inboxes }
+
+    public func pendingShareOffers() async -> [PendingShareOffer] {
+        await pendingOffers().map {
+            PendingShareOffer(id: $0.id, sender: $0.sender.name, address: $0.sender.address, fingerprint: $0.sender.fingerprint,
+                              files: $0.files.map(\.name), sizes: $0.files.map(\.size))
+        }
+    }
 }
 
 extension ShareEvent: ShareEventRecord {
@@ -51,6 +58,12 @@ extension ShareEvent: ShareEventRecord {
         case .rejected(let path, let reason): .rejected(path: path, reason: reason)
         case .exportProgress(let id, let fraction): .exportProgress(id: id, fraction: fraction)
         case .exportFinished(let id, let path, let error): .exportFinished(id: id, path: path, error: error)
+        case .offered(let o):
+            .offered(PendingShareOffer(id: o.id, sender: o.sender.name, address: o.sender.address, fingerprint: o.sender.fingerprint,
+                                       files: o.files.map(\.name), sizes: o.files.map(\.size)))
+        case .offerClosed(let id): .offerClosed(id: id)
+        case .fromDevice(let sender, let fileName, let uri, let reason):
+            .fromDevice(sender: sender.name, address: sender.address, fingerprint: sender.fingerprint, fileName: fileName, uri: uri, reason: reason)
         }
     }
 }

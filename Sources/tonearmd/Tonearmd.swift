@@ -8,7 +8,9 @@ import MPDProtocol
 import MPRIS
 import Playback
 import ReceivedShares
+import LocalSend
 import ServiceLifecycle
+import Streams
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -117,12 +119,20 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
+        let streamsSettings: StreamsSettings
+        do {
+            streamsSettings = try StreamsSettings(section: settings.pluginSections["streams"] ?? [:])
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
+        let streams = StreamsSource(settings: streamsSettings)
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
 
         // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
         // the caches and the shares are opened here.
-        let engineReady = Task { [audioSink = settings.audioSink, elementSettings = midi.elementSettings] in
+        let elementSettings = midi.elementSettings.merging(streamsSettings.elementSettings) { $0.merging($1) { a, _ in a } }
+        let engineReady = Task { [audioSink = settings.audioSink, elementSettings] in
             try await DispatchQueue.global().run {
                 try PlaybackEngine(sinkDescription: audioSink, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
             }
@@ -133,6 +143,12 @@ struct Tonearmd: AsyncParsableCommand {
         let sharesSettings: SharesSettings
         do {
             sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
+        let localSendSettings: LocalSendSettings
+        do {
+            localSendSettings = try LocalSendSettings(section: settings.pluginSections["localsend"] ?? [:])
         } catch {
             throw Failure(message: error.message, code: 2)
         }
@@ -152,23 +168,31 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "cannot build the audio output '\(settings.audioSink)': \(error)", code: 2)
         }
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
-        // in the music folders with indexed tags and art; then any other file.
-        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }], stateStore: store,
-                            artCache: artCache, tickInterval: settings.tickInterval, lyricsFinder: LyricsSources.finder(midi: midi),
-                            replayGain: settings.replayGain)
+        // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
+        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
+                            stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
+                            lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
+                            reconnectPolicy: streamsSettings.reconnect)
         let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                     logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
         }
+        let localSend = LocalSend(settings: localSendSettings, shares: shares)
         // Exported now (calls stay held) and subscribed to the library's events before the library starts.
+        // One store of saved playlists for both faces (MPRIS Playlists and the CLI, and MPD's stored playlists).
+        let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
+                                       musicFolders: (try? Self.musicFolders(librarySettings)) ?? [],
+                                       maximumEntries: streamsSettings.playlistMaxEntries)
         let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
                                 browsables: [library, midi], shares: shares,
-                                waveforms: WaveformService(media: media, folder: dirs.waveformCache)) {
+                                waveforms: WaveformService(media: media, folder: dirs.waveformCache),
+                                playlists: playlists) {
             shutdown.request()
         }
         // The MPD face follows the player from now on (its playlist version counts the restore too).
         let mpd = settings.mpdProtocol.enabled
-            ? MPDServer(settings: settings.mpdProtocol, player: player, library: library, outputName: settings.audioSink) : nil
+            ? MPDServer(settings: settings.mpdProtocol, player: player, library: library, outputName: settings.audioSink,
+                        playlists: playlists) : nil
         func context(_ plugin: any SourcePlugin, _ label: String) -> PluginContext {
             PluginContext(pluginName: plugin.name, config: settings.pluginSections[plugin.name] ?? [:],
                           storageFolder: dirs.dataFolder.appendingPathComponent(plugin.name),
@@ -176,6 +200,7 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let midiContext = context(midi, "tonearm.midi")
         let sharesContext = context(shares, "tonearm.shares")
+        let localSendContext = context(localSend, "tonearm.localsend")
         let libraryContext = context(library, "tonearm.library")
         let files = files
 
@@ -187,8 +212,12 @@ struct Tonearmd: AsyncParsableCommand {
         let sharesPart = Part("shares", after: midiPart, start: {
             do { try await shares.start(sharesContext) } catch { logger.error("received shares: \(error)") }
         }, stop: { await shares.stop() })
+        // A LocalSend device that cannot start (its port taken) is logged; the player runs on without it.
+        let localSendPart = Part("localsend", after: sharesPart, start: {
+            do { try await localSend.start(localSendContext) } catch { logger.error("LocalSend: \(error)") }
+        }, stop: { await localSend.stop() })
         // Scanning and watching run on the library's own threads, off the player's path.
-        let libraryPart = Part("library", after: sharesPart, start: {
+        let libraryPart = Part("library", after: localSendPart, start: {
             do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
         }, stop: { await library.stop() })
         let busPart = Part("bus", after: libraryPart, start: {
@@ -217,7 +246,7 @@ struct Tonearmd: AsyncParsableCommand {
             }
         })
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [playerPart, midiPart, sharesPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
+            services: [playerPart, midiPart, sharesPart, localSendPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
             gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         shutdown.attach(group)
         do {

@@ -34,7 +34,7 @@ import Testing
         #expect(root["DesktopEntry"]?.stringValue == "tonearm")
         let mimes = (root["SupportedMimeTypes"]?.arrayValue ?? []).compactMap(\.stringValue)
         #expect(mimes.contains("audio/x-wav") && mimes.contains("audio/x-flac") && mimes.contains("audio/ogg"))
-        #expect((root["SupportedUriSchemes"]?.arrayValue ?? []).compactMap(\.stringValue) == ["file"])
+        #expect((root["SupportedUriSchemes"]?.arrayValue ?? []).compactMap(\.stringValue) == ["file", "http", "https", "icy", "icyx"])
     }
 
     @Test func stopThenPlayStartsFromTheBeginning() async throws {

@@ -83,6 +83,57 @@ import Testing
         #expect(try await m.python("print(client.replay_gain_status())").trimmingCharacters(in: .whitespacesAndNewlines) == "track")
     }
 
+    @Test func storedPlaylistsAreTonearmsSavedPlaylists() async throws {
+        let m = try MPDDaemon()
+        try await m.start()
+        let out = try await m.python("""
+        watcher = socket.create_connection(('127.0.0.1', PORT)).makefile('rwb'); watcher.readline()
+        watcher.write(b'idle stored_playlist\\n'); watcher.flush()
+        client.add('Album/One.wav'); client.add('Album/Two.wav')
+        client.save('Mix')
+        print('woke', watcher.readline().decode().strip(), watcher.readline().decode().strip())
+        for bad in [lambda: client.save('Mix'), lambda: client.listplaylist('Nope'), lambda: client.rm('Nope'),
+                    lambda: client.save('Other', 'append')]:
+            try:
+                bad()
+                print('no error')
+            except mpd.CommandError as e:
+                print('ack', e)
+        print('list', [p['playlist'] for p in client.listplaylists()])
+        print('files', client.listplaylist('Mix'))
+        print('info', [s['file'] for s in client.listplaylistinfo('Mix')])
+        client.playlistadd('Mix', 'Album/Three.wav')
+        client.playlistmove('Mix', 2, 0)
+        client.playlistdelete('Mix', 1)
+        print('edited', client.listplaylist('Mix'))
+        client.rename('Mix', 'Road')
+        client.clear(); client.load('Road')
+        print('queue', [s['file'] for s in client.playlistinfo()])
+        client.save('Road', 'append')
+        print('appended', len(client.listplaylist('Road')))
+        """)
+        let lines = out.components(separatedBy: "\n").filter { !$0.isEmpty }
+        try #require(lines.count == 11, "\(out)")
+        #expect(lines[0] == "woke changed: stored_playlist OK")
+        #expect(lines[1] == "ack [56@0] {save} Playlist already exists")
+        #expect(lines[2] == "ack [50@0] {listplaylist} No such playlist")
+        #expect(lines[3] == "ack [50@0] {rm} No such playlist")
+        #expect(lines[4] == "ack [50@0] {save} No such playlist")
+        #expect(lines[5] == "list ['Mix']")
+        #expect(lines[6] == "files ['Album/One.wav', 'Album/Two.wav']")
+        #expect(lines[7] == "info ['Album/One.wav', 'Album/Two.wav']")
+        #expect(lines[8] == "edited ['Album/Three.wav', 'Album/Two.wav']")
+        #expect(lines[9] == "queue ['Album/Three.wav', 'Album/Two.wav']")
+        #expect(lines[10] == "appended 4")
+        // The same playlist for the other faces: the file Tonearm saves, and `tonearm playlist`.
+        let saved = m.d.home.file("data/tonearm/playlists/Road.m3u8")
+        #expect(FileManager.default.fileExists(atPath: saved.path))
+        #expect(!FileManager.default.fileExists(atPath: m.d.home.file("data/tonearm/playlists/Mix.m3u8").path), "renamed, not copied")
+        #expect(try await m.d.tonearm("playlist", "list").out.contains("Road"))
+        _ = try await m.python("client.rm('Road')")
+        #expect(!FileManager.default.fileExists(atPath: saved.path))
+    }
+
     @Test func idleAndNoidle() async throws {
         let m = try MPDDaemon()
         try await m.start()

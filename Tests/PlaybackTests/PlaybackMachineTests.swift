@@ -426,5 +426,26 @@ import Testing
         r.send(.buffering(percent: 100))
         #expect(r.states == [.paused, .playing])
         #expect(r.machine.snapshot.status == .playing)
+        #expect(r.events == [.buffering(Self.stream, 10), .buffering(Self.stream, 60), .buffering(Self.stream, 100)],
+                "each new fill level is reported once, for the item")
+    }
+
+    @Test("buffering levels: repeats are not reported, a pause meanwhile is kept, a new item starts full")
+    func bufferingLevels() {
+        var r = Rig()
+        r.play(Self.stream)
+        _ = r.takeEffects()
+        r.send(.buffering(percent: 40))
+        r.send(.buffering(percent: 40))
+        r.send(.pause(now: r.t0))
+        r.send(.buffering(percent: 100))
+        #expect(r.events == [.buffering(Self.stream, 40), .buffering(Self.stream, 100)])
+        #expect(r.states == [.paused, .paused], "full again while paused by the user: it stays paused")
+        #expect(r.machine.snapshot.status == .paused)
+        _ = r.takeEffects()
+        r.play(Self.a)
+        _ = r.takeEffects()
+        r.send(.buffering(percent: 100))
+        #expect(r.events.isEmpty, "a new item starts at 100: nothing to report")
     }
 }

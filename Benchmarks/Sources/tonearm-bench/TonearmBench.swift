@@ -40,6 +40,9 @@ struct TonearmBench: AsyncParsableCommand {
     @Flag(help: "Only the ReplayGain figures (measurement speed beside loudgain and rganalysis, playback CPU).")
     var replaygainOnly = false
 
+    @Flag(help: "Only the internet radio figures (a local Icecast stream: first audio, first title, memory; beside mpv and VLC).")
+    var streamsOnly = false
+
     @Option(help: "Where to write the table (default: Benchmarks/results/latest.md in the package).")
     var output: String?
 
@@ -86,6 +89,14 @@ struct TonearmBench: AsyncParsableCommand {
             return
         }
 
+        let streams = StreamBench(players: [tonearm] + peers, runs: settings.runs, listen: .seconds(quick ? 5 : 30),
+                                  gstRegistry: media.file("gst-registry.bin").path)
+        if streamsOnly {
+            let report = streams.markdown(try await streams.measure()).joined(separator: "\n") + "\n"
+            print(report, terminator: "")
+            return
+        }
+
         let bench = Bench(players: [tonearm] + peers, settings: settings,
                           media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
                           gstRegistry: media.file("gst-registry.bin").path)
@@ -109,6 +120,7 @@ struct TonearmBench: AsyncParsableCommand {
                                      seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: bench.gstRegistry,
                                      scratch: media.url)
         let loudnessFigures = try await loudness.measure()
+        let streamFigures = try await streams.measure()
 
         let versions = await Self.versions(root: root, tonearmd: tonearmdPath, withPeers: !skipPeers)
         var report = Report(measured: Set(["tonearm"] + peers.map(\.label)), scanPeerMeasured: scanPeer != nil,
@@ -116,6 +128,7 @@ struct TonearmBench: AsyncParsableCommand {
                             scanFiles: scanFiles, scanBytes: scanBytes).markdown
         report += midi.markdown(midiFigures, fluidsynthVersion: fluidsynthVersion).joined(separator: "\n") + "\n"
         report += loudness.markdown(loudnessFigures).joined(separator: "\n") + "\n"
+        report += streams.markdown(streamFigures).joined(separator: "\n") + "\n"
         print(report, terminator: "")
 
         let out = output.map { URL(fileURLWithPath: $0) }

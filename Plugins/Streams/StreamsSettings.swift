@@ -1,0 +1,96 @@
+import Foundation
+import TonearmCore
+
+/// `[plugins.streams]`: time-outs, reconnecting, the user agent and the bounds on playlists fetched from the network.
+public struct StreamsSettings: Sendable, Equatable {
+    /// Seconds to wait for a server's answer (connect and headers) when a stream or playlist is opened.
+    public var connectTimeout: Double = 10
+    /// Seconds without data before a playing stream counts as stalled (GStreamer's souphttpsrc `timeout`).
+    public var readTimeout: Double = 15
+    /// How many times a live stream that drops is reconnected before the player moves on.
+    public var reconnectAttempts = 5
+    /// The first wait before reconnecting, in seconds; it doubles on each attempt, up to `reconnectMaxDelay`.
+    public var reconnectDelay: Double = 1
+    /// The longest wait between two reconnect attempts, in seconds.
+    public var reconnectMaxDelay: Double = 30
+    /// The User-Agent header sent to servers.
+    public var userAgent = "Tonearm/1.0"
+    /// The largest playlist read from the network, in bytes.
+    public var playlistMaxBytes = 1 << 20
+    /// The most entries a playlist may hold (more are refused, not cut).
+    public var playlistMaxEntries = 10_000
+
+    public init() {}
+
+    /// Reads the section; every key has a default, a bad value is an error naming the key.
+    public init(section: [String: ConfigValue]) throws(TonearmError) {
+        for key in section.keys where !Self.keys.contains(key) {
+            throw TonearmError("InvalidConfig", "[plugins.streams] has no key \(key) (known: \(Self.keys.sorted().joined(separator: ", ")))")
+        }
+        connectTimeout = try Self.seconds(section, "connect-timeout", connectTimeout, 0.1...600)
+        readTimeout = try Self.seconds(section, "read-timeout", readTimeout, 1...600)
+        reconnectAttempts = try Self.integer(section, "reconnect-attempts", reconnectAttempts, 0...100)
+        reconnectDelay = try Self.seconds(section, "reconnect-delay", reconnectDelay, 0...600)
+        reconnectMaxDelay = try Self.seconds(section, "reconnect-max-delay", reconnectMaxDelay, 0...3600)
+        if let value = section["user-agent"] {
+            guard case .string(let text) = value, !text.isEmpty, !text.contains(where: \.isNewline) else {
+                throw TonearmError("InvalidConfig", "[plugins.streams] user-agent must be a non-empty one-line string, not \(value)")
+            }
+            userAgent = text
+        }
+        playlistMaxBytes = try Self.integer(section, "playlist-max-bytes", playlistMaxBytes, 1024...(64 << 20))
+        playlistMaxEntries = try Self.integer(section, "playlist-max-entries", playlistMaxEntries, 1...100_000)
+    }
+
+    static let keys: Set<String> = ["connect-timeout", "read-timeout", "reconnect-attempts", "reconnect-delay",
+                                    "reconnect-max-delay", "user-agent", "playlist-max-bytes", "playlist-max-entries"]
+
+    /// The policy the player follows when a live stream drops.
+    public var reconnect: StreamReconnectPolicy {
+        StreamReconnectPolicy(attempts: reconnectAttempts, firstDelay: .milliseconds(Int64(reconnectDelay * 1000)),
+                              maximumDelay: .milliseconds(Int64(reconnectMaxDelay * 1000)),
+                              stallTimeout: .milliseconds(Int64(readTimeout * 1000)))
+    }
+
+    /// Properties of GStreamer's HTTP source, by element factory (the daemon hands them to the pipeline).
+    public var elementSettings: [String: [String: String]] {
+        ["souphttpsrc": ["user-agent": userAgent, "timeout": String(Int(readTimeout.rounded(.up)))]]
+    }
+
+    /// The effective values, key by key (for `tonearm config`).
+    public var values: [(String, ConfigValue)] {
+        [
+            ("connect-timeout", .double(connectTimeout)), ("read-timeout", .double(readTimeout)),
+            ("reconnect-attempts", .int(reconnectAttempts)), ("reconnect-delay", .double(reconnectDelay)),
+            ("reconnect-max-delay", .double(reconnectMaxDelay)), ("user-agent", .string(userAgent)),
+            ("playlist-max-bytes", .int(playlistMaxBytes)), ("playlist-max-entries", .int(playlistMaxEntries)),
+        ]
+    }
+
+    private static func seconds(_ section: [String: ConfigValue], _ key: String, _ fallback: Double,
+                                _ range: ClosedRange<Double>) throws(TonearmError) -> Double {
+        guard let value = section[key] else { return fallback }
+        let number: Double
+        switch value {
+        case .int(let i): number = Double(i)
+        case .double(let d): number = d
+        default: throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be a number of seconds, not \(value)")
+        }
+        guard number.isFinite, range.contains(number) else {
+            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound) seconds, not \(number)")
+        }
+        return number
+    }
+
+    private static func integer(_ section: [String: ConfigValue], _ key: String, _ fallback: Int,
+                                _ range: ClosedRange<Int>) throws(TonearmError) -> Int {
+        guard let value = section[key] else { return fallback }
+        guard case .int(let number) = value else {
+            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be a whole number, not \(value)")
+        }
+        guard range.contains(number) else {
+            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound), not \(number)")
+        }
+        return number
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import Synchronization
+import TonearmCore
+
+/// Internet radio and files over HTTP(S), and playlist files (M3U/M3U8, PLS, XSPF) from disk or the network.
+///
+/// A stream URL is asked for its headers once when queued (station name, live or a file of known length, HTTP errors
+/// named at once); GStreamer's HTTP source then plays it. Nothing here blocks a thread: every request is async, with
+/// the configured time-out.
+public struct StreamsSource: SourcePlugin {
+    public let name = "streams"
+    public let settings: StreamsSettings
+    let logger: Logger
+
+    public init(settings: StreamsSettings = StreamsSettings(), logger: Logger = Logger(label: "tonearm.streams")) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The URI schemes this plugin plays (icy/icyx are SHOUTcast's names for http/https).
+    public static let schemes = ["http", "https", "icy", "icyx"]
+
+    public func canResolve(_ uri: URL) -> Bool {
+        uri.scheme.map { Self.schemes.contains($0.lowercased()) } ?? false
+    }
+
+    /// The http(s) URL a stream URI is fetched from.
+    static func transportURL(_ uri: URL) -> URL {
+        guard var parts = URLComponents(url: uri, resolvingAgainstBaseURL: false), let scheme = uri.scheme?.lowercased() else { return uri }
+        switch scheme {
+        case "icy": parts.scheme = "http"
+        case "icyx": parts.scheme = "https"
+        default: parts.scheme = scheme
+        }
+        return parts.url ?? uri
+    }
+
+    public func resolve(_ uri: URL) async throws -> TrackMetadata {
+        let url = Self.transportURL(uri)
+        let answer = try await headers(url)
+        if let error = HTTPFetch.statusError(answer, url: url) { throw error }
+        var metadata = TrackMetadata(url: uri.absoluteString)
+        if url.absoluteString != uri.absoluteString { metadata.streamURL = url.absoluteString }
+        metadata.station = answer.stationName
+        metadata.isLive = answer.isLive
+        // A file served with byte ranges seeks, whatever the pipeline's first seeking query says (wavparse reading
+        // from the network can answer no until it has parsed its header).
+        if !answer.isLive, answer.header("accept-ranges")?.lowercased() == "bytes" { metadata.seeksDespiteQuery = true }
+        let name = url.deletingPathExtension().lastPathComponent
+        metadata.title = answer.stationName ?? (name.isEmpty || name == "/" ? url.host : name)
+        if let genre = answer.header("icy-genre"), !genre.isEmpty { metadata.genres = [genre] }
+        return metadata
+    }
+
+    /// Streams carry their tags in-band (ICY StreamTitle, Ogg comments of each chain): the current song replaces the
+    /// title and artist; the station stays in `station`.
+    public func applying(_ tags: MediaTags, to metadata: TrackMetadata, artCache: ArtCache) -> TrackMetadata {
+        var out = metadata
+        var songTags = tags
+        if let station = tags.organization, !station.isEmpty { out.station = station }
+        if metadata.isLive == true {
+            // A new song of a live stream: its own fields, nothing kept from the last one.
+            let song = StreamTitle(title: tags.title, artists: tags.artists)
+            songTags.title = nil
+            songTags.artists = []
+            out = out.merging(songTags, artCache: artCache)
+            if let title = song.title {
+                out.title = title
+                out.artists = song.artists
+            } else if out.title == nil {
+                out.title = out.station
+            }
+            return out
+        }
+        return out.merging(songTags, artCache: artCache)
+    }
+
+    public func expand(_ uri: URL) async throws -> PlaylistExpansion? {
+        if uri.isFileURL {
+            guard let format = PlaylistFormat.named(path: uri.path) else { return nil }
+            let data: Data
+            do {
+                let handle = try FileHandle(forReadingFrom: uri)
+                defer { try? handle.close() }
+                data = try handle.read(upToCount: 64 << 20) ?? Data()
+            } catch {
+                if access(uri.path, F_OK) != 0 { throw TonearmError.noSuchFile(uri.path) }
+                throw TonearmError.notReadable(uri.path)
+            }
+            return try expansion(PlaylistParser.text(data), format: format, base: uri)
+        }
+        guard canResolve(uri) else { return nil }
+        let url = Self.transportURL(uri)
+        let named = PlaylistFormat.named(path: url.path)
+        // A stream's headers are read once: a playlist's whole body (bounded), a stream's headers only (cached for
+        // `resolve`).
+        let answer = try await fetch(url, body: named != nil)
+        if let error = HTTPFetch.statusError(answer, url: url) { throw error }
+        var format = PlaylistFormat.named(path: url.path, contentType: answer.contentType)
+        if format == nil, named == nil {
+            guard let type = answer.contentType?.lowercased(), type.hasPrefix("text/") || type.contains("xml") else { return nil }
+            // A text answer: a playlist served as text/plain? Read it to tell.
+            let full = try await fetch(url, body: true)
+            format = PlaylistParser.sniff(PlaylistParser.text(full.body))
+            guard let format else { return nil }
+            return try networkExpansion(full, format: format, uri: uri)
+        }
+        guard let format else { return nil }
+        let full = answer.body.isEmpty ? try await fetch(url, body: true) : answer
+        return try networkExpansion(full, format: format, uri: uri)
+    }
+
+    private func networkExpansion(_ answer: HTTPAnswer, format: PlaylistFormat, uri: URL) throws -> PlaylistExpansion? {
+        if let error = HTTPFetch.statusError(answer, url: answer.url) { throw error }
+        guard !answer.truncated else {
+            throw TonearmError("PlaylistTooLarge", "the playlist \(uri.absoluteString) is larger than \(settings.playlistMaxBytes) bytes ([plugins.streams] playlist-max-bytes)")
+        }
+        let text = PlaylistParser.text(answer.body)
+        // HTTP Live Streaming: one stream in segments, which GStreamer plays itself.
+        if format == .m3u, PlaylistParser.isHLS(text) { return nil }
+        // Relative entries resolve against where the list really came from (after redirects).
+        return try expansion(text, format: format, base: answer.url)
+    }
+
+    func expansion(_ text: String, format: PlaylistFormat, base: URL) throws -> PlaylistExpansion {
+        let entries: [PlaylistEntry]
+        do {
+            entries = try PlaylistParser.parse(text, format: format, maximumEntries: settings.playlistMaxEntries)
+        } catch {
+            throw TonearmError("InvalidPlaylist", "cannot read the playlist \(base.absoluteString): \(error.message)")
+        }
+        var out = PlaylistExpansion(uris: [])
+        for entry in entries {
+            switch PlaylistLocations.resolve(entry.location, against: base) {
+            case .success(let uri): out.uris.append(uri)
+            case .failure(let error): out.skipped.append((entry.location, TonearmError("RefusedEntry", error.message)))
+            }
+        }
+        return out
+    }
+
+    // MARK: - Requests
+
+    /// Headers just read by `expand`, for the `resolve` that follows at once (one request per stream, not two).
+    private static let recentHeaders = Mutex<[URL: (HTTPAnswer, ContinuousClock.Instant)]>([:])
+
+    private func headers(_ url: URL) async throws -> HTTPAnswer {
+        let cached = Self.recentHeaders.withLock { recent -> HTTPAnswer? in
+            recent = recent.filter { ContinuousClock.now - $0.value.1 < .seconds(5) }
+            return recent.removeValue(forKey: url)?.0
+        }
+        if let cached { return cached }
+        return try await fetch(url, body: false)
+    }
+
+    private func fetch(_ url: URL, body: Bool) async throws -> HTTPAnswer {
+        let answer = try await HTTPFetch.get(url, bodyLimit: body ? settings.playlistMaxBytes : 0,
+                                             timeout: settings.connectTimeout, userAgent: settings.userAgent)
+        if !body { Self.recentHeaders.withLock { $0[url] = (answer, .now) } }
+        return answer
+    }
+}
+
+/// An ICY StreamTitle ("Artist - Title") as title and artists; tags that name the artist apart are kept as they are.
+public struct StreamTitle: Sendable, Equatable {
+    public var title: String?
+    public var artists: [String]
+
+    public init(title: String?, artists: [String]) {
+        guard let raw = title?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty else {
+            self.title = nil
+            self.artists = artists
+            return
+        }
+        if artists.isEmpty, let dash = raw.range(of: " - ") {
+            let artist = raw[..<dash.lowerBound].trimmingCharacters(in: .whitespaces)
+            let song = raw[dash.upperBound...].trimmingCharacters(in: .whitespaces)
+            if !artist.isEmpty, !song.isEmpty {
+                self.title = song
+                self.artists = [artist]
+                return
+            }
+        }
+        self.title = raw
+        self.artists = artists
+    }
+}

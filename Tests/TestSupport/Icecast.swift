@@ -1,0 +1,126 @@
+import Foundation
+
+/// Why a test server could not be started or driven.
+public struct IcecastError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A TCP port free on the loopback interface right now (bound, read, closed).
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+    var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A GET with curl (status code and body); for the servers' own admin and status pages.
+public func curl(_ url: String, user: String? = nil) async throws -> (status: Int, body: String) {
+    var args = ["-s", "-m", "20", "-w", "\n%{http_code}", url]
+    if let user { args = ["-u", user] + args }
+    let (out, _, _) = try await runProcess("curl", args)
+    let lines = out.split(separator: "\n", omittingEmptySubsequences: false)
+    return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+}
+
+/// A real Icecast 2 server on a free loopback port, from a generated config, as an ordinary child process.
+public final class Icecast: @unchecked Sendable {
+    public let folder = TemporaryDirectory("tonearm-icecast")
+    public let port: Int
+    let process: ChildProcess
+    public static let sourcePassword = "source-pw"
+    public static let adminPassword = "admin-pw"
+    private var sources: [ChildProcess] = []
+
+    /// Starts icecast2 and returns once it answers.
+    public init() async throws {
+        port = try freeLoopbackPort()
+        let logs = folder.file("log")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        // Icecast drops root privileges when it has them: its log folder must be writable by that user.
+        chmod(logs.path, 0o777)
+        chmod(folder.url.path, 0o755)
+        let root = geteuid() == 0 ? "<changeowner><user>nobody</user><group>nogroup</group></changeowner>" : ""
+        let config = """
+            <icecast>
+              <limits><clients>50</clients><sources>8</sources><burst-on-connect>1</burst-on-connect><source-timeout>10</source-timeout></limits>
+              <authentication><source-password>\(Self.sourcePassword)</source-password><admin-user>admin</admin-user><admin-password>\(Self.adminPassword)</admin-password></authentication>
+              <hostname>127.0.0.1</hostname>
+              <listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
+              <paths><basedir>/usr/share/icecast2</basedir><logdir>\(logs.path)</logdir><webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
+              <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
+              <security><chroot>0</chroot>\(root)</security>
+            </icecast>
+            """
+        let file = folder.file("icecast.xml")
+        try config.write(to: file, atomically: true, encoding: .utf8)
+        process = try ChildProcess(ChildProcess.which("icecast2"), ["-c", file.path], captureOutput: false,
+                                   outputFile: folder.file("icecast.out").path)
+        let up = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            try await curl("http://127.0.0.1:\(self.port)/status-json.xsl").status == 200
+        }
+        guard up else { throw IcecastError("icecast2 did not start: \(process.writtenOutput)") }
+    }
+
+    deinit {
+        for source in sources { source.kill() }
+        process.kill()
+    }
+
+    public func url(_ mount: String) -> String { "http://127.0.0.1:\(port)\(mount)" }
+
+    /// A live MP3 source (a sine, through lamemp3enc) pushed by GStreamer's shout2send; returns once Icecast lists the
+    /// mount.
+    public func startMP3Source(mount: String, station: String, frequency: Int = 440) async throws {
+        let args = ["-q", "audiotestsrc", "is-live=true", "freq=\(frequency)", "volume=0.5", "!", "audioconvert", "!",
+                    "lamemp3enc", "target=bitrate", "bitrate=128", "!",
+                    "shout2send", "ip=127.0.0.1", "port=\(port)", "password=\(Self.sourcePassword)", "mount=\(mount)", "streamname=\(station)"]
+        try await startSource(args, mount: mount)
+    }
+
+    /// Any source client's arguments for gst-launch-1.0.
+    public func startSource(_ gstArguments: [String], mount: String) async throws {
+        let source = try ChildProcess(ChildProcess.which("gst-launch-1.0"), gstArguments, captureOutput: false,
+                                      outputFile: folder.file("source\(sources.count).out").path)
+        sources.append(source)
+        try await waitForMount(mount)
+    }
+
+    /// Starts ezstream (the real source client) on `config`; returns once the mount is listed.
+    public func startEzstream(config: URL, mount: String) async throws {
+        let source = try ChildProcess(ChildProcess.which("ezstream"), ["-c", config.path], captureOutput: false,
+                                      outputFile: folder.file("ezstream.out").path)
+        sources.append(source)
+        try await waitForMount(mount)
+    }
+
+    public func waitForMount(_ mount: String) async throws {
+        let listed = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            try await curl("http://127.0.0.1:\(self.port)/status-json.xsl").body.contains("\"listenurl\":\"http://127.0.0.1:\(self.port)\(mount)\"")
+        }
+        guard listed else { throw IcecastError("the source never reached icecast: \(sources.last?.writtenOutput ?? "")") }
+    }
+
+    /// Stops every source client (the mount goes away: listeners see the stream close).
+    public func stopSources() {
+        for source in sources { source.kill() }
+        sources = []
+    }
+
+    /// Pushes a new song title through Icecast's admin metadata update (what a source client does for MP3 streams).
+    public func setTitle(_ song: String, mount: String) async throws {
+        let encoded = song.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? song
+        let (status, body) = try await curl("http://127.0.0.1:\(port)/admin/metadata?mount=\(mount)&mode=updinfo&song=\(encoded)",
+                                            user: "admin:\(Self.adminPassword)")
+        guard status == 200, body.contains("Metadata update successful") else { throw IcecastError("metadata update: \(status) \(body)") }
+    }
+}
+
