@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/apple/swift-asn1", exact: "1.7.4"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -111,6 +112,10 @@ let package = Package(
         ], path: "Plugins/LocalSend"),
         .target(name: "Streams", dependencies: [
             "TonearmCore",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/Streams"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),

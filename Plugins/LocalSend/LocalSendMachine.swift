@@ -170,7 +170,9 @@ public struct LocalSendMachine: Sendable {
     }
 
     struct FileState: Sendable, Equatable {
-        enum Phase: Sendable, Equatable { case waiting, receiving, done }
+        /// `received`: complete and staged, held until every file offered before it is done (so the songs reach
+        /// the queue in the order the sender listed them).
+        enum Phase: Sendable, Equatable { case waiting, receiving, received, done }
         var accepted: AcceptedFile
         var phase: Phase
     }
@@ -342,11 +344,11 @@ public struct LocalSendMachine: Sendable {
             return [.discard(session: id, file: file), .reply(.error(409, "the session has ended"))]
         }
         session?.lastActivity = now
-        session?.files[file]?.phase = .done
+        session?.files[file]?.phase = result == .complete ? .received : .done
         var actions: [Action]
         switch result {
         case .complete:
-            actions = [.handOver(session: id, file: state.accepted, peer: current.peer), .reply(.ok)]
+            actions = [.reply(.ok)]
         case .tooLong:
             actions = refuse(id, state, current.peer, "more bytes came than the \(state.accepted.offered.size) announced", 400)
         case .tooShort(let received):
@@ -356,9 +358,29 @@ public struct LocalSendMachine: Sendable {
         case .failed(let why):
             actions = refuse(id, state, current.peer, "the upload failed: \(why)", 500)
         }
+        actions = releaseInOrder(stoppingAtGaps: true) + actions
         if session?.files.values.allSatisfy({ $0.phase == .done }) == true {
             session = nil
             actions.append(.endSession(id, reason: "finished"))
+        }
+        return actions
+    }
+
+    /// Hands over the received files in the order they were offered: up to the first one still to come, or (the
+    /// session ending) all of them.
+    private mutating func releaseInOrder(stoppingAtGaps: Bool) -> [Action] {
+        guard let current = session else { return [] }
+        var actions: [Action] = []
+        for id in current.order {
+            guard let state = current.files[id] else { continue }
+            switch state.phase {
+            case .done: continue
+            case .received:
+                session?.files[id]?.phase = .done
+                actions.append(.handOver(session: current.id, file: state.accepted, peer: current.peer))
+            case .waiting, .receiving:
+                if stoppingAtGaps { return actions }
+            }
         }
         return actions
     }
@@ -371,8 +393,9 @@ public struct LocalSendMachine: Sendable {
     private mutating func cancel(_ id: String, address: String, now: Double) -> [Action] {
         guard let current = session, current.id == id else { return [.reply(.ok)] }
         guard current.peer.address == address else { return [.reply(.error(403, "invalid IP address"))] }
+        // What came whole before the cancel is kept.
+        var actions = releaseInOrder(stoppingAtGaps: false)
         session = nil
-        var actions: [Action] = []
         if current.asking { actions.append(.answerHeld(offer: id, .error(403, "rejected: the sender cancelled"))) }
         return actions + [.endSession(id, reason: "cancelled by the sender"), .reply(.ok)]
     }
@@ -385,9 +408,10 @@ public struct LocalSendMachine: Sendable {
             return [.answerHeld(offer: current.id, .error(403, "rejected: nobody answered")), .endSession(current.id, reason: "not answered")]
         }
         if !current.asking, now - current.lastActivity >= policy.stallSeconds {
+            let kept = releaseInOrder(stoppingAtGaps: false)
             session = nil
-            let unfinished = current.order.compactMap { current.files[$0] }.filter { $0.phase != .done }
-            return unfinished.map { .refused(peer: current.peer, fileName: $0.accepted.name, reason: "the sender stalled") }
+            let unfinished = current.order.compactMap { current.files[$0] }.filter { $0.phase == .waiting || $0.phase == .receiving }
+            return kept + unfinished.map { .refused(peer: current.peer, fileName: $0.accepted.name, reason: "the sender stalled") }
                 + [.endSession(current.id, reason: "stalled")]
         }
         return []

@@ -41,6 +41,13 @@ public enum LocalSendMessages {
         public var files: [String: FileMetadata]
     }
 
+    /// The keys of the top-level "files" object of a prepare-upload body, in the order the sender wrote them
+    /// (decoding into a dictionary loses it). Empty when the body is not such JSON.
+    public static func fileOrder(_ body: some Collection<UInt8>) -> [String] {
+        var scanner = JSONKeyScanner(Array(body))
+        return scanner.keysOfTopLevelObject(named: "files")
+    }
+
     public struct PrepareUploadResponse: Codable, Sendable {
         public var sessionId: String
         public var files: [String: String]

@@ -41,6 +41,8 @@ public actor LocalSendReceiver {
     private var held: [String: CheckedContinuation<LocalSendMachine.Reply, Never>] = [:]
     /// The connections carrying a session's uploads, closed when the session ends under them.
     private var connections: [String: [ObjectIdentifier: any Channel]] = [:]
+    /// The last delivery started: each waits for the one before, so files reach the library in hand-over order.
+    private var lastDelivery: Task<Void, Never>?
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
 
@@ -157,8 +159,9 @@ public actor LocalSendReceiver {
                     continue
                 }
                 let staged = StagedFile(path: ready, name: file.name, sender: peer)
-                let deliver = deliver
-                Task {
+                let deliver = deliver, previous = lastDelivery
+                lastDelivery = Task {
+                    await previous?.value
                     // The announced SHA-256 was checked on the way in: it names the stored bytes.
                     if let path = await deliver(staged), let sha = file.offered.sha256 { self.noteStored(sha, path) }
                 }

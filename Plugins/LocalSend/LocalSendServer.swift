@@ -107,7 +107,9 @@ public struct LocalSendServer: Sendable {
         let peer = LocalSendMachine.Peer(address: context.address, alias: message.info.alias,
                                          fingerprint: certificate ?? message.info.fingerprint ?? "", verified: certificate != nil,
                                          deviceModel: message.info.deviceModel, deviceType: message.info.deviceType)
-        let files = message.files.sorted { $0.key < $1.key }.map { key, file in
+        // In the order the sender listed them (ids it did not list, if the scan failed, after, by id).
+        let written = Dictionary(LocalSendMessages.fileOrder(body.readableBytesView).enumerated().map { ($1, $0) }) { a, _ in a }
+        let files = message.files.sorted { (written[$0.key] ?? .max, $0.key) < (written[$1.key] ?? .max, $1.key) }.map { key, file in
             LocalSendMachine.OfferedFile(id: key, fileName: file.fileName, size: file.size, fileType: file.fileType ?? "",
                                          sha256: file.sha256.flatMap { $0.isEmpty ? nil : $0.lowercased() })
         }
@@ -128,7 +130,8 @@ public struct LocalSendServer: Sendable {
             await receiver.progress(session: session)
         }
         let answer = await receiver.endUpload(session: session, file: fileID, result: result, channel: context.channel)
-        unlink(path)  // still there only when it was not handed over
+        // Taken (200): handed over, or staged until the files offered before it are done. Anything else is thrown away.
+        if answer.status != 200 { unlink(path) }
         return reply(answer)
     }
 

@@ -96,9 +96,11 @@ enum PlainHTTP {
         return .answer(HTTPAnswer(url: url, status: status, headers: headers, body: Data(body), truncated: truncated))
     }
 
-    /// The proxy `http_proxy` names (as GStreamer's HTTP source reads it), unless `no_proxy` exempts `host`.
-    static func proxy(for host: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> (host: String, port: Int)? {
-        guard let value = environment["http_proxy"] ?? environment["HTTP_PROXY"], !value.isEmpty,
+    /// The proxy `variable` (`http_proxy`, `https_proxy`) names (as GStreamer's HTTP source reads it), unless
+    /// `no_proxy` exempts `host`.
+    static func proxy(for host: String, variable: String = "http_proxy",
+                      environment: [String: String] = ProcessInfo.processInfo.environment) -> (host: String, port: Int)? {
+        guard let value = environment[variable] ?? environment[variable.uppercased()], !value.isEmpty,
               let url = URL(string: value.contains("://") ? value : "http://" + value), let proxyHost = url.host else { return nil }
         let exempt = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

@@ -19,6 +19,10 @@ public struct StreamsSettings: Sendable, Equatable {
     public var playlistMaxBytes = 1 << 20
     /// The most entries a playlist may hold (more are refused, not cut).
     public var playlistMaxEntries = 10_000
+    /// A PEM file of certificate authorities https streams trust besides the system's (a private server's CA).
+    public var caFile: String?
+    /// The file https trusts when `caFile` is set: the system's CAs and `caFile`'s together (`preparingTrust`).
+    public private(set) var trustBundle: String?
 
     public init() {}
 
@@ -40,10 +44,41 @@ public struct StreamsSettings: Sendable, Equatable {
         }
         playlistMaxBytes = try Self.integer(section, "playlist-max-bytes", playlistMaxBytes, 1024...(64 << 20))
         playlistMaxEntries = try Self.integer(section, "playlist-max-entries", playlistMaxEntries, 1...100_000)
+        if let value = section["ca-file"] {
+            guard case .string(let path) = value, path.hasPrefix("/") else {
+                throw TonearmError("InvalidConfig", "[plugins.streams] ca-file must be an absolute path, not \(value)")
+            }
+            caFile = path
+        }
+    }
+
+    /// The system's CA bundle on Debian and its kin.
+    public static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+    /// These settings with `trustBundle` written into `folder` when `caFile` is set: GStreamer's HTTP source and the
+    /// TLS client each take one file of CAs, which replaces the system's, so the file holds both. A `caFile` that
+    /// cannot be read or holds no certificate is an error naming it.
+    public func preparingTrust(in folder: URL, systemBundle: String = Self.systemBundle) throws(TonearmError) -> StreamsSettings {
+        guard let caFile else { return self }
+        guard let extra = FileManager.default.contents(atPath: caFile),
+              String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw TonearmError("InvalidConfig", "[plugins.streams] ca-file \(caFile) cannot be read or holds no PEM certificate")
+        }
+        let system = FileManager.default.contents(atPath: systemBundle) ?? Data()
+        let bundle = folder.appendingPathComponent("streams-trust.pem")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try (system + Data("\n".utf8) + extra).write(to: bundle, options: .atomic)
+        } catch {
+            throw TonearmError("InvalidConfig", "[plugins.streams] cannot write \(bundle.path): \(error.localizedDescription)")
+        }
+        var settings = self
+        settings.trustBundle = bundle.path
+        return settings
     }
 
     static let keys: Set<String> = ["connect-timeout", "read-timeout", "reconnect-attempts", "reconnect-delay",
-                                    "reconnect-max-delay", "user-agent", "playlist-max-bytes", "playlist-max-entries"]
+                                    "reconnect-max-delay", "user-agent", "playlist-max-bytes", "playlist-max-entries", "ca-file"]
 
     /// The policy the player follows when a live stream drops.
     public var reconnect: StreamReconnectPolicy {
@@ -54,7 +89,9 @@ public struct StreamsSettings: Sendable, Equatable {
 
     /// Properties of GStreamer's HTTP source, by element factory (the daemon hands them to the pipeline).
     public var elementSettings: [String: [String: String]] {
-        ["souphttpsrc": ["user-agent": userAgent, "timeout": String(Int(readTimeout.rounded(.up)))]]
+        var soup = ["user-agent": userAgent, "timeout": String(Int(readTimeout.rounded(.up)))]
+        if let trustBundle { soup["tls-database"] = trustBundle }  // PipelineShell makes it a GTlsDatabase
+        return ["souphttpsrc": soup]
     }
 
     /// The effective values, key by key (for `tonearm config`).
@@ -64,7 +101,7 @@ public struct StreamsSettings: Sendable, Equatable {
             ("reconnect-attempts", .int(reconnectAttempts)), ("reconnect-delay", .double(reconnectDelay)),
             ("reconnect-max-delay", .double(reconnectMaxDelay)), ("user-agent", .string(userAgent)),
             ("playlist-max-bytes", .int(playlistMaxBytes)), ("playlist-max-entries", .int(playlistMaxEntries)),
-        ]
+        ] + (caFile.map { [("ca-file", ConfigValue.string($0))] } ?? [])
     }
 
     private static func seconds(_ section: [String: ConfigValue], _ key: String, _ fallback: Double,

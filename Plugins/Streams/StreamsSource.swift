@@ -156,7 +156,8 @@ public struct StreamsSource: SourcePlugin {
 
     private func fetch(_ url: URL, body: Bool) async throws -> HTTPAnswer {
         let answer = try await HTTPFetch.get(url, bodyLimit: body ? settings.playlistMaxBytes : 0,
-                                             timeout: settings.connectTimeout, userAgent: settings.userAgent)
+                                             timeout: settings.connectTimeout, userAgent: settings.userAgent,
+                                             trustBundle: settings.trustBundle)
         if !body { Self.recentHeaders.withLock { $0[url] = (answer, .now) } }
         return answer
     }

@@ -8,6 +8,7 @@
 #include <gst/audio/audio.h>
 #include <gst/base/gsttypefindhelper.h>
 #include <gst/app/gstappsink.h>
+#include <gio/gio.h>
 
 // MARK: - Casts and type checks (GObject macros)
 
@@ -34,6 +35,21 @@ static inline GstClockTime tn_msecond(void) { return GST_MSECOND; }
 // MARK: - Variadic g_object_set / g_object_get
 
 static inline void tn_object_set_string(gpointer o, const gchar *name, const gchar *v) { g_object_set(o, name, v, NULL); }
+
+/// Sets the object property `name` (a GTlsDatabase, as souphttpsrc's "tls-database") to the CAs of the PEM file
+/// `path`. FALSE, with `*message` set (free it with g_free), when the file cannot be read.
+static inline gboolean tn_object_set_tls_database(gpointer o, const gchar *name, const gchar *path, gchar **message) {
+    GError *error = NULL;
+    GTlsDatabase *database = g_tls_file_database_new(path, &error);
+    if (database == NULL) {
+        *message = g_strdup(error != NULL ? error->message : "unreadable");
+        g_clear_error(&error);
+        return FALSE;
+    }
+    g_object_set(o, name, database, NULL);
+    g_object_unref(database);
+    return TRUE;
+}
 static inline void tn_object_set_double(gpointer o, const gchar *name, gdouble v) { g_object_set(o, name, v, NULL); }
 static inline void tn_object_set_boolean(gpointer o, const gchar *name, gboolean v) { g_object_set(o, name, v, NULL); }
 static inline void tn_object_set_object(gpointer o, const gchar *name, gpointer v) { g_object_set(o, name, v, NULL); }

@@ -239,12 +239,25 @@ final class PipelineShell: Sendable {
 
     // MARK: - element-setup (a streaming thread)
 
+    /// The one setting that names a file rather than giving a value: a PEM file of CAs, made into a GTlsDatabase
+    /// (souphttpsrc's own `ssl-ca-file` is ignored when GStreamer's HTTP source runs on libsoup 3).
+    static let tlsDatabaseProperty = "tls-database"
+
     /// Applies `elementSettings` to an element playbin just created (the SoundFont of fluiddec).
     private func setUp(_ element: UnsafeMutablePointer<GstElement>) {
         guard let name = tn_element_factory_name(element).map({ String(cString: $0) }),
               let settings = elementSettings[name] else { return }
         for (property, value) in settings {
-            gst_util_set_object_arg(tn_object(element), property, value)
+            if property == Self.tlsDatabaseProperty {
+                var message: UnsafeMutablePointer<gchar>?
+                if tn_object_set_tls_database(tn_object(element), property, value, &message) == 0 {
+                    logger.error("\(name): cannot read the CAs in \(value): \(message.map { String(cString: $0) } ?? "")")
+                    g_free(message)
+                    continue
+                }
+            } else {
+                gst_util_set_object_arg(tn_object(element), property, value)
+            }
             logger.debug("\(name): \(property) = \(value)")
         }
     }
@@ -294,6 +307,8 @@ final class PipelineShell: Sendable {
                 if let input = decode(message) { send(input) }
                 gst_message_unref(message)
             }
+            send(.stateCheck(current: Self.pipelineState(tn_state_current(playbin)), target: Self.pipelineState(tn_state_target(playbin)),
+                             now: .now))
             if machine.withLock({ $0.isWatching }) {
                 send(.tick(now: .now, position: position))
             }

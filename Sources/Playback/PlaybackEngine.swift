@@ -20,7 +20,8 @@ public final class PlaybackEngine: Sendable {
     ///     The default `autoaudiosink` falls back to a clock-synchronised null sink when no
     ///     audio device works (`usingNullSink`).
     ///   - elementSettings: properties (as strings) to set on elements playbin creates, by factory name,
-    ///     e.g. `["fluiddec": ["soundfont": "/usr/share/sounds/sf2/FluidR3_GM.sf2"]]`.
+    ///     e.g. `["fluiddec": ["soundfont": "/usr/share/sounds/sf2/FluidR3_GM.sf2"]]`; `tls-database` takes the
+    ///     path of a PEM file of CAs.
     /// - Throws: `PlaybackError` when the description is invalid.
     public init(sinkDescription: String = PlaybackEngine.defaultSink,
                 logger: Logger = Logger(label: "tonearm.playback"),

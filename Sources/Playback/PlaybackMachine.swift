@@ -49,6 +49,8 @@ public struct PlaybackMachine: Sendable {
         case buffering(percent: Int)
         /// Runs after every bus pop (a message or a time-out): deadlines and progress watches.
         case tick(now: ContinuousClock.Instant, position: Int64?)
+        /// What playbin is in and heading for, read by the shell at least once a second.
+        case stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant)
     }
 
     /// What the shell does for the machine, in order.
@@ -151,6 +153,9 @@ public struct PlaybackMachine: Sendable {
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
     private(set) var seekTarget: Int64?
     private var buffering = false
+    /// Since when playbin has sat in PAUSED while it should play, and whether it was nudged since (`stateCheck`).
+    private var stuckSince: ContinuousClock.Instant?
+    private var stuckNudged = false
     /// The fill level last reported with `.buffering` for the current item.
     private var bufferingLevel = 100
     private var reported: PlaybackState? = .stopped
@@ -271,6 +276,8 @@ public struct PlaybackMachine: Sendable {
             return effects
         case .tick(let now, let position):
             return tick(now: now, position: position)
+        case .stateCheck(let current, let target, let now):
+            return stateCheck(current: current, target: target, now: now)
         default:
             return []
         }
@@ -543,6 +550,37 @@ public struct PlaybackMachine: Sendable {
         return [.reset(fully: true), .postMarker(generation, stopped: false)]
     }
 
+    /// Playing promises a pipeline that plays. After a network stream prerolled, playbin was seen (about one start in
+    /// four of an Icecast stream) to commit PAUSED, announce that it goes on to PLAYING, and never get there: the
+    /// status said Playing while the position held at 0, and playbin stayed "busy" going to PLAYING, so that asking
+    /// again changed nothing. Sitting in PAUSED for a second while nothing else explains it (a preroll, a seek,
+    /// buffering) gets one nudge (PAUSED, then PLAYING); two seconds more and the item fails, as a stalled one does:
+    /// the player reconnects a live stream and moves on from anything else, and the status never lies.
+    private mutating func stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant) -> [Effect] {
+        let shouldPlay = status == .playing && phase == .running && !buffering && !seekInFlight && startSeek == nil
+            && !startSeekInFlight
+        guard shouldPlay, current == .paused, let item else {
+            stuckSince = nil
+            stuckNudged = false
+            return []
+        }
+        guard let since = stuckSince else {
+            stuckSince = now
+            return []
+        }
+        if !stuckNudged, now - since >= .seconds(1) {
+            stuckNudged = true
+            return [.log("playbin sat in PAUSED (heading for \(target)) while playing: setting PAUSED, then PLAYING"),
+                    .setState(.paused), .setState(.playing)]
+        }
+        guard stuckNudged, now - since >= .seconds(3) else { return [] }
+        stuckSince = nil
+        stuckNudged = false
+        phase = .idle
+        let error = PlaybackError(domain: "stream", code: 1, message: "The pipeline stopped before playing and would not start.")
+        return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure()
+    }
+
     private mutating func tick(now: ContinuousClock.Instant, position: Int64?) -> [Effect] {
         if case .prerolling(let deadline) = phase, now >= deadline, let item {
             phase = .idle
@@ -610,6 +648,8 @@ public struct PlaybackMachine: Sendable {
         seekTarget = nil
         silentStart = false
         buffering = false
+        stuckSince = nil
+        stuckNudged = false
         bufferingLevel = 100
         lastDuration = nil
         tags = StreamTags()

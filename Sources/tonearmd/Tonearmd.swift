@@ -122,6 +122,7 @@ struct Tonearmd: AsyncParsableCommand {
         let streamsSettings: StreamsSettings
         do {
             streamsSettings = try StreamsSettings(section: settings.pluginSections["streams"] ?? [:])
+                .preparingTrust(in: dirs.cacheHome.appendingPathComponent("tonearm"))
         } catch {
             throw Failure(message: error.message, code: 2)
         }

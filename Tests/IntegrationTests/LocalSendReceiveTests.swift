@@ -180,7 +180,8 @@ import Testing
         let song = try rig.song("Known.wav", seed: 8)
         let sent = try await rig.inside(rig.bin + "/localsendctl", ["send", "--to", "Tonearm test", "--wait", "--quiet", song])
         #expect((sent.out + sent.err).contains("Last result: sent"), "\(sent)")
-        try await rig.d.waitFor("the song in Received") { rig.files(rig.received) == ["Known.wav"] }
+        // The file lands before its FromDevice signal is sent: wait for both.
+        try await rig.d.waitFor("the song in Received, and said") { rig.files(rig.received) == ["Known.wav"] && rig.fromDevice.count == 1 }
         #expect(rig.fromDevice.first?.fingerprint == fingerprint)
         // Another device's certificate, and a JSON claim of the paired fingerprint with no certificate, are refused.
         let other = try rig.song("Other.wav", seed: 9)

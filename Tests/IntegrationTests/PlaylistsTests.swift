@@ -78,6 +78,18 @@ import Testing
             Issue.record("ActivePlaylist is \(afterLoad)"); return
         }
         #expect(maybe[0] == .bool(true) && found[1] == .string("found"))
+        // Saving over a saved playlist changes it in place: PlaylistChanged names it (the same id), the count stays.
+        let rewritten = try await SignalRecorder(d.client, DBusMatchRule(interface: Self.mpris, member: "PlaylistChanged"))
+        #expect(try await d.tonearm("playlist", "save", "Zebra").status == 0)
+        try await d.waitFor("PlaylistChanged for Zebra") {
+            rewritten.signals.contains { signal in
+                guard case .structure(let f)? = signal.arguments.first?.unwrapped else { return false }
+                return f[0] == zebra[0] && f[1] == .string("Zebra")
+            }
+        }
+        #expect(try await d.get(Self.mpris, "PlaylistCount").int64Value == 3)
+        let resaved = try String(contentsOf: d.home.file("data/tonearm/playlists/Zebra.m3u8"), encoding: .utf8)
+        #expect(resaved.contains(Daemon.uri(b)) && !resaved.contains(Daemon.uri(a)), "\(resaved)")
         // Another queue: no playlist is active any more.
         _ = try await d.call(Daemon.tonearm, "Clear")
         try await d.waitFor("no active playlist") {

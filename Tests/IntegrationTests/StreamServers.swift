@@ -8,13 +8,16 @@ final class TestHTTPServer: @unchecked Sendable {
     let folder = TemporaryDirectory("tonearm-http")
     let process: ChildProcess
     let port: Int
+    let scheme: String
 
-    /// Serves the files of `root`.
-    init(root: URL, liveFile: URL? = nil) async throws {
+    /// Serves the files of `root`; over https with `tls` (a certificate for 127.0.0.1 and its key).
+    init(root: URL, liveFile: URL? = nil, tls: TestPKI? = nil) async throws {
+        scheme = tls == nil ? "http" : "https"
         let script = folder.file("server.py")
         try Self.script.write(to: script, atomically: true, encoding: .utf8)
         let portFile = folder.file("port")
-        process = try ChildProcess(ChildProcess.which("python3"), [script.path, root.path, portFile.path, folder.file("requests.log").path, liveFile?.path ?? ""],
+        process = try ChildProcess(ChildProcess.which("python3"), [script.path, root.path, portFile.path, folder.file("requests.log").path, liveFile?.path ?? "",
+                                                                   tls.map { "\($0.serverCertificate.path),\($0.serverKey.path)" } ?? ""],
                                    captureOutput: false, outputFile: folder.file("server.out").path)
         let ready = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } != nil
@@ -25,7 +28,7 @@ final class TestHTTPServer: @unchecked Sendable {
 
     deinit { process.kill() }
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
 
     /// The requests served so far: one line each, "METHOD PATH RANGE".
     var requests: [String] {
@@ -36,7 +39,7 @@ final class TestHTTPServer: @unchecked Sendable {
     import os, sys, time, threading
     from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
-    root, port_file, log_file, live_file = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    root, port_file, log_file, live_file, tls = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
     lock = threading.Lock()
     TYPES = {".wav": "audio/x-wav", ".ogg": "audio/ogg", ".mp3": "audio/mpeg", ".m3u": "audio/x-mpegurl",
              ".m3u8": "audio/x-mpegurl", ".pls": "audio/x-scpls", ".xspf": "application/xspf+xml"}
@@ -139,10 +142,49 @@ final class TestHTTPServer: @unchecked Sendable {
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class TLSServer(ThreadingHTTPServer):
+        # The handshake happens on the first read, in the connection's own thread: a client that never completes it
+        # holds only that thread.
+        def get_request(self):
+            sock, address = self.socket.accept()
+            return context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+
+    if tls:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls.split(","))
+        server = TLSServer(("127.0.0.1", 0), Handler)
+    else:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     with open(port_file + ".tmp", "w") as f: f.write(str(server.server_address[1]))
     os.rename(port_file + ".tmp", port_file)
     server.serve_forever()
     """#
+}
+
+/// A certificate authority made for one test and a server certificate for 127.0.0.1 it signed (openssl).
+struct TestPKI {
+    let folder = TemporaryDirectory("tonearm-pki")
+    var caFile: URL { folder.file("ca.pem") }
+    var serverCertificate: URL { folder.file("server.pem") }
+    var serverKey: URL { folder.file("server.key") }
+
+    init() async throws {
+        let f = folder
+        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            .write(to: f.file("server.ext"), atomically: true, encoding: .utf8)
+        for step in [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Tonearm Test CA",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+             "-keyout", f.file("ca.key").path, "-out", f.file("ca.pem").path],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", f.file("server.key").path,
+             "-out", f.file("server.csr").path],
+            ["x509", "-req", "-in", f.file("server.csr").path, "-CA", f.file("ca.pem").path, "-CAkey", f.file("ca.key").path,
+             "-CAcreateserial", "-days", "2", "-extfile", f.file("server.ext").path, "-out", f.file("server.pem").path],
+        ] {
+            let made = try await runProcess("/usr/bin/openssl", step)
+            try #require(made.status == 0, "openssl \(step.first ?? ""): \(made.err)")
+        }
+    }
 }

@@ -122,8 +122,15 @@ import Testing
         let resumed = try await d.position()
         // Seen once in four runs on the loaded machine: after the reconnect the status is Playing from a full buffer,
         // yet the position holds (not understood yet; see the report of issue 13).
-        await withKnownIssue("the position may hold after a reconnect to a restarted Icecast source", isIntermittent: true) {
-            try await d.waitFor("the position moving on") { try await d.position() > resumed + 500_000 }
+        var trace: [String] = []
+        let moved = try await eventually(timeout: .seconds(45), interval: .milliseconds(250)) {
+            let position = try await d.position(), level = try await d.get(Daemon.tonearm, "Buffering").int64Value ?? -1
+            trace.append("\(position / 1000) ms \(try await d.status()) buffering \(level)")
+            return position > resumed + 500_000
+        }
+        if !moved {
+            let lines = d.log.split(separator: "\n").suffix(40).joined(separator: "\n")
+            Issue.record("the position held at \(resumed / 1000) ms after the reconnect:\n\(trace.suffix(30).joined(separator: "\n"))\n\(lines)")
         }
         #expect(try await d.trackID() == id, "the same track, reconnected")
         #expect(try await d.tracks().count == 1)
@@ -263,6 +270,53 @@ import Testing
         let first = try #require(jump?.1 ?? samples.indices.first)
         let landed = Double(samples[first]) * 8 / 44100
         #expect(abs(landed - 3.0) < 0.05, "the seek to 3 s landed at \(landed) s")
+    }
+
+    @Test func httpsTrustsTheSystemsCAsAndTheConfiguredOne() async throws {
+        let pki = try await TestPKI()
+        let files = TemporaryDirectory("tonearm-served")
+        try WAV.sine(seconds: 1.5).write(to: files.file("tone.wav"))
+        let server = try await TestHTTPServer(root: files.url, tls: pki)
+        try "#EXTM3U\n#EXTINF:2,Tone\n\(server.url("/tone.wav"))\n".write(to: files.file("list.m3u"), atomically: true, encoding: .utf8)
+
+        // A server whose CA is not trusted: a named error, nothing queued.
+        let untrusting = try Daemon()
+        try await untrusting.start()
+        for path in ["/tone.wav", "/list.m3u"] {
+            do {
+                _ = try await untrusting.call(Daemon.player, "OpenUri", [.string(server.url(path))])
+                Issue.record("OpenUri(\(path)) of an untrusted server should fail")
+            } catch let e as DBusError {
+                #expect(e.name == "org.tonearm.Error.TLSError" && e.message.contains("127.0.0.1"), "\(e)")
+            }
+        }
+        #expect(try await untrusting.tracks().isEmpty)
+        _ = await untrusting.terminate()
+
+        // With the CA as ca-file: the playlist over https queues its entry, which plays to its end.
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nca-file = \"\(pki.caFile.path)\"\n")
+        let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start([], sink: "wavenc ! filesink location=\(out.path)")
+        #expect(try await d.tonearm("config").out.contains(pki.caFile.path))
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/list.m3u"))])
+        try await d.waitForTheEnd("the https file played", after: changes)
+        #expect(failed.signals.isEmpty, "\(failed.signals.map(\.arguments))\n\(d.log.suffix(3000))")
+        #expect(try await d.tracks().count == 1)
+        #expect(try await d.metadata()["xesam:url"]?.stringValue == server.url("/tone.wav"))
+        _ = await d.terminate()
+        let rendered = try WAV.read(out).mono
+        let heard = try #require(AudioCheck.trimmedRange(rendered))
+        #expect(abs(heard.count - Int(1.5 * 44100)) < 2205, "rendered \(heard.count) frames of 1.5 s")
+        #expect(server.requests.contains { $0.hasPrefix("GET /tone.wav") }, "\(server.requests)")
+
+        // A ca-file that holds no certificate stops the daemon at start with a message naming it.
+        let broken = try Daemon()
+        try Self.writeConfig(broken, "[plugins.streams]\nca-file = \"/etc/hostname\"\n")
+        await #expect(throws: (any Error).self) { try await broken.start() }
+        #expect(broken.log.contains("ca-file /etc/hostname"), "\(broken.log.suffix(500))")
     }
 
     @Test func faultsAreNamedErrorsAndNeverHoldTheBus() async throws {

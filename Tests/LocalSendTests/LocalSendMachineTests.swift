@@ -255,6 +255,53 @@ func refusals(_ actions: [M.Action]) -> [String] {
         #expect(statuses(m.handle(.prepare(peer: stranger, files: [song()], pin: nil, now: 20))) == [200])
     }
 
+    @Test func filesReachTheLibraryInTheOrderOffered() {
+        var m = machine()
+        _ = m.handle(.prepare(peer: phone, files: [song("a", "1.mp3"), song("b", "2.mp3"), song("c", "3.mp3")], pin: nil, now: 0))
+        func handedOver(_ actions: [M.Action]) -> [String] {
+            actions.compactMap { if case .handOver(_, let f, _) = $0 { f.offered.id } else { nil } }
+        }
+        for (file, token) in [("a", "id1"), ("b", "id2"), ("c", "id3")] {
+            _ = m.handle(.uploadBegins(session: "id4", file: file, token: token, address: phone.address, now: 1))
+        }
+        // c, then a, then b complete: c waits for b.
+        #expect(handedOver(m.handle(.uploadEnds(session: "id4", file: "c", result: .complete, now: 2))) == [])
+        #expect(handedOver(m.handle(.uploadEnds(session: "id4", file: "a", result: .complete, now: 3))) == ["a"])
+        let last = m.handle(.uploadEnds(session: "id4", file: "b", result: .complete, now: 4))
+        #expect(handedOver(last) == ["b", "c"])
+        #expect(last.last == .endSession("id4", reason: "finished"))
+        // A refused file does not hold the ones after it.
+        var n = machine()
+        _ = n.handle(.prepare(peer: phone, files: [song("a", "1.mp3"), song("b", "2.mp3")], pin: nil, now: 0))
+        for (file, token) in [("a", "id1"), ("b", "id2")] {
+            _ = n.handle(.uploadBegins(session: "id3", file: file, token: token, address: phone.address, now: 1))
+        }
+        #expect(handedOver(n.handle(.uploadEnds(session: "id3", file: "b", result: .complete, now: 2))) == [])
+        #expect(handedOver(n.handle(.uploadEnds(session: "id3", file: "a", result: .checksumMismatch, now: 3))) == ["b"])
+    }
+
+    @Test func aCancelKeepsWhatCameWhole() {
+        var m = machine()
+        _ = m.handle(.prepare(peer: phone, files: [song("a", "1.mp3"), song("b", "2.mp3"), song("c", "3.mp3")], pin: nil, now: 0))
+        _ = m.handle(.uploadBegins(session: "id4", file: "b", token: "id2", address: phone.address, now: 1))
+        _ = m.handle(.uploadEnds(session: "id4", file: "b", result: .complete, now: 2))
+        let cancelled = m.handle(.cancel(session: "id4", address: phone.address, now: 3))
+        #expect(cancelled.first.map { if case .handOver(_, let f, _) = $0 { f.offered.id == "b" } else { false } } == true)
+        #expect(cancelled.contains(.endSession("id4", reason: "cancelled by the sender")))
+    }
+
+    @Test(arguments: [
+        (#"{"info":{"alias":"x"},"files":{"z":{"id":"z"},"a":{"id":"a","n":[1,{"k":"}"}]},"m":{}}}"#, ["z", "a", "m"]),
+        (#"{ "files" : { "b\"q" : {}, "\u0041" : 1 } , "info": {} }"#, ["b\"q", "A"]),
+        (#"{"info":{"files":{"x":1}},"files":{"y":true}}"#, ["y"]),
+        (#"{"files":[]}"#, []),
+        (#"not json"#, []),
+        (#"{"files":{"a":1,"#, ["a"]),
+    ])
+    func fileOrderFollowsTheText(body: String, keys: [String]) {
+        #expect(LocalSendMessages.fileOrder(Array(body.utf8)) == keys)
+    }
+
     @Test func cancelOnlyFromTheSender() {
         var m = machine()
         _ = m.handle(.prepare(peer: phone, files: [song()], pin: nil, now: 0))

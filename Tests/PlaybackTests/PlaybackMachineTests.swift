@@ -416,6 +416,51 @@ import Testing
         #expect(!r.events.contains { if case .failed = $0 { return true }; return false })
     }
 
+    @Test("playbin left in PAUSED while playing is nudged after a second, and fails two seconds later")
+    func pausedWhilePlayingIsNudgedThenFails() {
+        var r = Rig()
+        r.play(Self.stream)
+        _ = r.takeEffects()
+        // Seen once, half a second later: nothing yet.
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(1)))
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(1.5)))
+        #expect(r.states == [])
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(2)))
+        #expect(r.states == [.paused, .playing], "PAUSED ends the transition playbin never finishes")
+        // It plays: the watch starts over.
+        r.send(.stateCheck(current: .playing, target: .playing, now: r.at(2.5)))
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(3)))
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(4)))
+        #expect(r.states == [.paused, .playing, .paused, .playing])
+        // Still stuck two seconds after the nudge: the item fails, and the pipeline is reset for what comes next.
+        _ = r.takeEffects()
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(5)))
+        #expect(r.events.isEmpty)
+        r.send(.stateCheck(current: .paused, target: .playing, now: r.at(6)))
+        #expect(r.events.contains { if case .failed(Self.stream, _) = $0 { true } else { false } }, "\(r.events)")
+        #expect(r.effects.contains(.reset(fully: true)))
+        // Paused by the user, or buffering, or seeking: PAUSED is what it should be.
+        for setUp in [{ (r: inout Rig) in r.send(.pause(now: r.at(4))) },
+                      { (r: inout Rig) in r.send(.buffering(percent: 20)) },
+                      { (r: inout Rig) in r.send(.seek(5 * Self.s, now: r.at(4))) }] {
+            var q = Rig()
+            q.play(Self.stream)
+            _ = setUp(&q)
+            _ = q.takeEffects()
+            for t in stride(from: 5.0, through: 9.0, by: 0.5) {
+                q.send(.stateCheck(current: .paused, target: .paused, now: q.at(t)))
+            }
+            #expect(q.states == [])
+        }
+        // Before the preroll is done, PAUSED is the way there.
+        var p = Rig()
+        p.send(.load(Self.stream, paused: false, at: 0, now: p.t0))
+        p.deliverMarkers()
+        _ = p.takeEffects()
+        for t in stride(from: 0.5, through: 5.0, by: 0.5) { p.send(.stateCheck(current: .paused, target: .playing, now: p.at(t))) }
+        #expect(p.states == [])
+    }
+
     @Test("buffering pauses the pipeline and resumes it, while the status stays Playing")
     func buffering() {
         var r = Rig()

@@ -40,9 +40,32 @@ public final class Icecast: @unchecked Sendable {
     public static let adminPassword = "admin-pw"
     private var sources: [ChildProcess] = []
 
-    /// Starts icecast2 and returns once it answers.
+    /// Starts icecast2 and returns once it answers. The free port it is given can be taken by another program before
+    /// icecast2 binds it: then it exits, and it is started again on another port.
     public init() async throws {
-        port = try freeLoopbackPort()
+        var attempt = 0
+        while true {
+            attempt += 1
+            let port = try freeLoopbackPort()
+            let process = try Self.launch(folder, port: port)
+            let up = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+                guard process.isRunning else { return true }
+                return try await curl("http://127.0.0.1:\(port)/status-json.xsl").status == 200
+            }
+            if up, process.isRunning {
+                self.port = port
+                self.process = process
+                return
+            }
+            let errors = (try? String(contentsOf: folder.file("log/error.log"), encoding: .utf8)) ?? ""
+            process.kill()
+            guard attempt < 3 else {
+                throw IcecastError("icecast2 did not start on port \(port): \(process.writtenOutput)\n\(errors.suffix(2000))")
+            }
+        }
+    }
+
+    private static func launch(_ folder: TemporaryDirectory, port: Int) throws -> ChildProcess {
         let logs = folder.file("log")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         // Icecast drops root privileges when it has them: its log folder must be writable by that user.
@@ -62,12 +85,8 @@ public final class Icecast: @unchecked Sendable {
             """
         let file = folder.file("icecast.xml")
         try config.write(to: file, atomically: true, encoding: .utf8)
-        process = try ChildProcess(ChildProcess.which("icecast2"), ["-c", file.path], captureOutput: false,
-                                   outputFile: folder.file("icecast.out").path)
-        let up = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
-            try await curl("http://127.0.0.1:\(self.port)/status-json.xsl").status == 200
-        }
-        guard up else { throw IcecastError("icecast2 did not start: \(process.writtenOutput)") }
+        return try ChildProcess(ChildProcess.which("icecast2"), ["-c", file.path], captureOutput: false,
+                                outputFile: folder.file("icecast.out").path)
     }
 
     deinit {
