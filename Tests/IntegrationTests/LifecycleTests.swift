@@ -34,10 +34,12 @@ import Testing
         // machine gets to it) and kill -9. The restart resumes between that save and where it was at the kill.
         var last: Int64 = 0
         try await d.waitFor("a save while playing") { last = saved() ?? 0; return last >= paused + 6_500_000 }
+        // The clock starts before the call: the daemon reads the position somewhere between the call and its answer,
+        // and a loaded machine can take a while to deliver that answer.
+        let asked = ContinuousClock.now
         let before = try await d.position()
-        let read = ContinuousClock.now
         await d.kill9()
-        let untilKill = Int64((ContinuousClock.now - read) / .microseconds(1))
+        let untilKill = Int64((ContinuousClock.now - asked) / .microseconds(1))
 
         try await d.start()
         #expect(try await d.tracks() == ids)

@@ -149,11 +149,15 @@ import Testing
         await player.goTo(ids[0])
         engine.bus(.error(PlaybackError(domain: "stream", code: 4, message: "Could not determine type of stream."), now: .now))
         try await settle("b loaded") { await player.snapshot.current?.id == ids[1] }
-        let failures = heard.all.compactMap { event -> (TrackID, String)? in
-            if case .trackFailed(let id, _, let e) = event { return (id, e.name) }
-            return nil
+        // Events reach this test through a task of its own: wait for the report, not just for the player.
+        let failures: @Sendable () -> [(TrackID, String)] = { [heard] in
+            heard.all.compactMap { event -> (TrackID, String)? in
+                if case .trackFailed(let id, _, let e) = event { return (id, e.name) }
+                return nil
+            }
         }
-        #expect(failures.first?.0 == ids[0] && failures.first?.1 == "org.tonearm.Error.CannotDecode")
+        try await settle("TrackFailed heard") { !failures().isEmpty }
+        #expect(failures().first?.0 == ids[0] && failures().first?.1 == "org.tonearm.Error.CannotDecode")
         #expect(await player.snapshot.status == .playing)
     }
 
