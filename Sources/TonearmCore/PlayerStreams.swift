@@ -8,9 +8,11 @@ struct StreamReconnect {
     var attempts = 0
     var startedAt: ContinuousClock.Instant?
     var task: Task<Void, Never>?
-    /// Watches a buffer whose level does not move (a server that sends nothing): restarted on every change of level.
+    /// Watches a buffer that does not fill (a server that sends next to nothing): restarted only when the level
+    /// climbs above `stallPeak`, the highest it reached since the watch began.
     var stallWatch: Task<Void, Never>?
     var stallGeneration = 0
+    var stallPeak = -1
 }
 
 /// Network streams: reconnecting a live stream that dropped, and the buffer's fill level.
@@ -79,6 +81,7 @@ extension Player {
         reconnect.stallWatch?.cancel()
         reconnect.stallWatch = nil
         reconnect.stallGeneration += 1
+        reconnect.stallPeak = -1
     }
 
     /// Whether a reconnect is waiting for its turn.
@@ -89,14 +92,19 @@ extension Player {
         if level != bufferingPercent {
             bufferingPercent = level
             eventSink.yield(.buffering(id, percent: level))
+        }
+        if level >= 100 {
             watchForStall(id, level)
-        } else if level < 100, reconnect.stallWatch == nil {
-            // The same level from a newly loaded stream: watch it from now.
+            reconnect.stallPeak = -1
+        } else if reconnect.stallWatch == nil || level > reconnect.stallPeak {
+            // A new high, or the first level of a newly loaded stream. A level that only swings (34, 43, 34… was
+            // seen for minutes from an Icecast listener that got nothing after its first burst) is no progress.
+            reconnect.stallPeak = level
             watchForStall(id, level)
         }
     }
 
-    /// Below 100 the level must keep moving: a stream stuck at one level for `stallTimeout` gets no data.
+    /// Below 100 the buffer must fill: a stream that reaches no new level for `stallTimeout` gets (next to) no data.
     private func watchForStall(_ id: TrackID, _ level: Int) {
         reconnect.stallWatch?.cancel()
         reconnect.stallGeneration += 1

@@ -102,10 +102,13 @@ import Testing
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start(["--verbose"]) // the log names each start of the stream
         _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/drop.mp3"))])
-        try await d.waitFor("playing") {
+        var start: [String] = []
+        let playing = try await eventually(timeout: .seconds(45), interval: .milliseconds(250)) {
             let status = try await d.status(), position = try await d.position()
+            start.append("\(position / 1000) ms \(status) buffering \(try await d.get(Daemon.tonearm, "Buffering").int64Value ?? -1)")
             return status == "Playing" && position > 500_000
         }
+        try #require(playing, "never playing:\n\(start.suffix(30).joined(separator: "\n"))\n\(d.log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
         let id = try await d.trackID()
         // The source goes away (Icecast closes its listeners), then comes back.
         icecast.stopSources()
