@@ -102,7 +102,8 @@ final class FIFOReader: Sendable {
                         let stop = stopping.withLock { $0 }
                         if poll(&p, 1, 50) > 0 {
                             let n = read(fd, &buffer, buffer.count)
-                            if n > 0 { data += buffer[0..<n]; continue }
+                            // Once stopped, one more read and out: a live stream never leaves the FIFO empty.
+                            if n > 0 { data += buffer[0..<n]; if !stop { continue } }
                         }
                         if stop { break }
                     }
@@ -112,7 +113,7 @@ final class FIFOReader: Sendable {
         }
     }
 
-    /// Ends `collect()` once nothing more is waiting in the FIFO.
+    /// Ends `collect()` (after at most one more read: a live stream keeps the FIFO full).
     func stop() { stopping.withLock { $0 = true } }
 
     private let stopping = Flag()
