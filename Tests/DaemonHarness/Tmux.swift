@@ -55,8 +55,12 @@ public struct Tmux: Sendable {
         try #require(ok)
     }
 
-    /// Ends the server and whatever runs in it; fire and forget, so it can run in a `defer`.
+    /// Ends the server and whatever runs in it; synchronous (tmux answers in milliseconds), so it can run in a `defer`.
+    /// The client is waited for: dropping it unfinished SIGKILLs it (ChildProcess's deinit) before it has asked, which
+    /// left every test's tmux server running after the tests.
     public func killServer() {
-        _ = try? ChildProcess("/usr/bin/tmux", ["-L", socket, "kill-server"])
+        guard let client = try? ChildProcess("/usr/bin/tmux", ["-L", socket, "kill-server"]) else { return }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while client.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
     }
 }
