@@ -32,9 +32,7 @@ enum FirstAudio {
     static func measure(_ player: Player, file: String, gstRegistry: String) async throws -> Double {
         try await Session.with(gstRegistry: gstRegistry, for: player) { session in
             let fifo = session.home.file("audio.fifo").path
-            guard mkfifo(fifo, 0o666) == 0 else { throw BenchError("mkfifo \(fifo): errno \(errno)") }
-            _ = chmod(fifo, 0o666)
-            let reader = try FIFOReader(fifo)
+            let reader = try FIFOReader.make(fifo)
             defer { reader.close() }
             let music = URL(fileURLWithPath: file).deletingLastPathComponent().path
             let (_, name) = try await session.launch(player, .fifo(fifo, music: music))
@@ -62,6 +60,13 @@ enum FirstAudio {
 final class FIFOReader: Sendable {
     let readEnd: Int32
     let writeEnd: Int32
+
+    /// Makes a FIFO at `path` that any user's player can write (mkfifo, then chmod past the umask) and opens it.
+    static func make(_ path: String) throws -> FIFOReader {
+        guard mkfifo(path, 0o666) == 0 else { throw BenchError("mkfifo \(path): errno \(errno)") }
+        _ = chmod(path, 0o666)
+        return try FIFOReader(path)
+    }
 
     init(_ path: String) throws {
         readEnd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)

@@ -101,9 +101,7 @@ enum Gapless {
                 // VLC's file output reopens (and truncates) its file for each track, so it writes into a FIFO the
                 // bench reads from start to end: the bytes of both tracks, as they left VLC.
                 let fifo = session.home.file("gapless.fifo").path
-                guard mkfifo(fifo, 0o666) == 0 else { throw BenchError("mkfifo \(fifo): errno \(errno)") }
-                _ = chmod(fifo, 0o666)
-                let reader = try FIFOReader(fifo)
+                let reader = try FIFOReader.make(fifo)
                 defer { reader.close() }
                 let collected = reader.collect()
                 let child = try session.spawn(player.executable, [

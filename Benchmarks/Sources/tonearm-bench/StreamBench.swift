@@ -67,9 +67,7 @@ struct StreamBench: Sendable {
     private func measure(_ player: Player, url: String) async throws -> (Double, Double?, Double?) {
         try await Session.with(gstRegistry: gstRegistry, for: player) { session in
             let fifo = session.home.file("audio.fifo").path
-            guard mkfifo(fifo, 0o666) == 0 else { throw BenchError("mkfifo \(fifo): errno \(errno)") }
-            _ = chmod(fifo, 0o666)
-            let reader = try FIFOReader(fifo)
+            let reader = try FIFOReader.make(fifo)
             defer { reader.close() }
             let (_, name) = try await session.launch(player, .fifo(fifo, music: session.home.url.path))
             guard let command = openCommand(player, url: url) else { throw BenchError("no command opens a URL in \(player.label)") }
