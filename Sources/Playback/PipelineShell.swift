@@ -297,6 +297,7 @@ final class PipelineShell: Sendable {
                                        GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
                                        GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING]
         let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
+        var lastStateCheck = ContinuousClock.now
         while !isShutDown.load(ordering: .acquiring) {
             // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
             // steadily playing daemon wakes once a second. Whatever starts a watch from another thread posts a
@@ -307,8 +308,12 @@ final class PipelineShell: Sendable {
                 if let input = decode(message) { send(input) }
                 gst_message_unref(message)
             }
-            send(.stateCheck(current: Self.pipelineState(tn_state_current(playbin)), target: Self.pipelineState(tn_state_target(playbin)),
-                             now: .now))
+            // Once a second is enough for a watch measured in seconds: not after each of a buffering stream's messages.
+            if ContinuousClock.now - lastStateCheck >= .seconds(1) {
+                lastStateCheck = .now
+                send(.stateCheck(current: Self.pipelineState(tn_state_current(playbin)), target: Self.pipelineState(tn_state_target(playbin)),
+                                 now: lastStateCheck))
+            }
             if machine.withLock({ $0.isWatching }) {
                 send(.tick(now: .now, position: position))
             }
