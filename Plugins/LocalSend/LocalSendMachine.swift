@@ -119,6 +119,8 @@ public struct LocalSendMachine: Sendable {
         case progress(session: String, now: Double)
         case uploadEnds(session: String, file: String, result: UploadResult, now: Double)
         case cancel(session: String, address: String, now: Double)
+        /// The connection holding an offer's prepare-upload closed: the sender gave up waiting for the user.
+        case senderLeft(offer: String)
         case tick(now: Double)
     }
 
@@ -232,6 +234,7 @@ public struct LocalSendMachine: Sendable {
             return []
         case let .uploadEnds(id, file, result, now): return uploadEnds(id, file: file, result: result, now: now)
         case let .cancel(id, address, now): return cancel(id, address: address, now: now)
+        case let .senderLeft(offer): return senderLeft(offer)
         case let .tick(now): return tick(now)
         }
     }
@@ -398,6 +401,12 @@ public struct LocalSendMachine: Sendable {
         session = nil
         if current.asking { actions.append(.answerHeld(offer: id, .error(403, "rejected: the sender cancelled"))) }
         return actions + [.endSession(id, reason: "cancelled by the sender"), .reply(.ok)]
+    }
+
+    private mutating func senderLeft(_ offer: String) -> [Action] {
+        guard let current = session, current.id == offer, current.asking else { return [] }
+        session = nil
+        return [.answerHeld(offer: offer, .error(403, "rejected: the sender left")), .endSession(offer, reason: "the sender left")]
     }
 
     private mutating func tick(_ now: Double) -> [Action] {

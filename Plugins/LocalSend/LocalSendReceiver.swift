@@ -39,6 +39,8 @@ public actor LocalSendReceiver {
     private var storedFiles: [String: String]
     private let report: @Sendable (LocalSendEvent) -> Void
     private var held: [String: CheckedContinuation<LocalSendMachine.Reply, Never>] = [:]
+    /// The connection each held prepare-upload came on, watched so that an offer ends when its sender leaves.
+    private var heldConnections: [String: any Channel] = [:]
     /// The connections carrying a session's uploads, closed when the session ends under them.
     private var connections: [String: [ObjectIdentifier: any Channel]] = [:]
     /// The last delivery started: each waits for the one before, so files reach the library in hand-over order.
@@ -70,13 +72,15 @@ public actor LocalSendReceiver {
     /// Offers waiting for the user.
     public var pendingOffers: [LocalSendMachine.Offer] { machine.pendingOffers }
 
-    /// prepare-upload: answers at once, or (ask mode) when the user has answered.
-    public func prepare(peer: LocalSendMachine.Peer, files: [LocalSendMachine.OfferedFile], pin: String?) async -> LocalSendMachine.Reply {
+    /// prepare-upload: answers at once, or (ask mode) when the user has answered or the sender has left.
+    public func prepare(peer: LocalSendMachine.Peer, files: [LocalSendMachine.OfferedFile], pin: String?,
+                        channel: any Channel) async -> LocalSendMachine.Reply {
         storedFiles = storedFiles.filter { FileManager.default.fileExists(atPath: $0.value) }
         machine.stored = Set(storedFiles.keys)
         let actions = machine.handle(.prepare(peer: peer, files: files, pin: pin, now: now))
         if let reply = perform(actions) { return reply }
         guard case .ask(let offer)? = actions.last else { return .error(500, "no answer") }
+        heldConnections[offer.id] = channel
         return await withCheckedContinuation { held[offer.id] = $0 }
     }
 
@@ -116,15 +120,31 @@ public actor LocalSendReceiver {
         perform(machine.handle(.cancel(session: session, address: address, now: now))) ?? .ok
     }
 
-    /// Checks the clock: stalled sessions, unanswered offers, PIN lockouts. Called every second.
-    public func tick() {
+    /// Checks the clock (stalled sessions, unanswered offers, PIN lockouts) and whether held offers' senders are
+    /// still there. Called every second.
+    public func tick() async {
+        for (offer, channel) in heldConnections {
+            guard await Self.peerHasLeft(channel) else { continue }
+            logger.info("the sender of offer \(offer) left before the user answered")
+            _ = perform(machine.handle(.senderLeft(offer: offer)))
+        }
         _ = perform(machine.handle(.tick(now: now)))
+    }
+
+    /// Whether the other end closed the connection. NIO does not read a connection while its request is being
+    /// answered, so a held request never sees the sender's close; the kernel's TCP state does (CLOSE_WAIT after
+    /// the sender's FIN, CLOSE after a reset). A sender that vanishes without either stays until ask-seconds.
+    static func peerHasLeft(_ channel: any Channel) async -> Bool {
+        guard channel.isActive else { return true }
+        guard let socket = channel as? any SocketOptionProvider, let info = try? await socket.getTCPInfo().get() else { return false }
+        return info.tcpi_state != 1  // TCP_ESTABLISHED
     }
 
     /// Ends everything (the daemon stops): held offers are refused, uploads closed.
     public func shutdown() {
         for (id, continuation) in held { continuation.resume(returning: .error(500, "the player is stopping")); report(.offerClosed(id: id)) }
         held = [:]
+        heldConnections = [:]
         for channels in connections.values { for channel in channels.values { channel.close(promise: nil) } }
         connections = [:]
         try? FileManager.default.removeItem(at: staging)
@@ -146,6 +166,7 @@ public actor LocalSendReceiver {
                 logger.info("\(offer.peer.alias) (\(offer.peer.address)) offers \(offer.files.count) file(s): waiting for the user")
                 report(.offered(offer))
             case .answerHeld(let offer, let r):
+                heldConnections[offer] = nil
                 held.removeValue(forKey: offer)?.resume(returning: r)
                 report(.offerClosed(id: offer))
             case .receive:

@@ -114,7 +114,7 @@ public struct LocalSendServer: Sendable {
                                          sha256: file.sha256.flatMap { $0.isEmpty ? nil : $0.lowercased() })
         }
         let pin = request.uri.queryParameters["pin"].map(String.init)
-        return reply(await receiver.prepare(peer: peer, files: files, pin: pin))
+        return reply(await receiver.prepare(peer: peer, files: files, pin: pin, channel: context.channel))
     }
 
     private func upload(_ request: Request, _ context: LocalSendContext) async -> Response {

@@ -151,6 +151,26 @@ import Testing
         #expect(rig.files(rig.received) == ["Asked.wav"])
     }
 
+    @Test func anOfferEndsWhenItsSenderLeaves() async throws {
+        // Long enough that only the sender's leaving can end the offer within the test.
+        let rig = try await LocalSendRig("accept = \"ask\"\nask-seconds = 3600", sink: false)
+        let song = try rig.song("Left.wav", seed: 8)
+        let sender = try rig.spawnProbe(["POST", "\(Self.api)/prepare-upload", "--json", try Self.prepareBody(name: "Left.wav", path: song)],
+                                        log: "left-sender.log")
+        defer { sender.kill() }
+        try await rig.d.waitFor("the offer") { rig.recorder.named("Offered").count == 1 }
+        sender.kill()  // the sender gives up waiting: its connection closes
+        try await rig.d.waitFor("the offer closed when its sender left") { rig.recorder.named("OfferClosed").count == 1 }
+        let pending = try await rig.d.tonearm("shares", "pending", "--json")
+        #expect(!pending.out.contains("Left.wav"), "\(pending.out)")
+        // The next sender is asked, not turned away as a second session (409).
+        let next = Task { try await Self.prepare(rig, name: "Next.wav", path: song) }
+        try await rig.d.waitFor("the next offer") { rig.recorder.named("Offered").count == 2 }
+        #expect(try await rig.d.tonearm("shares", "decline").status == 0)
+        #expect(try await next.value.status == 403)
+        #expect(rig.files(rig.received).isEmpty && rig.files(rig.staging).isEmpty)
+    }
+
     @Test func pairedModeTakesOnlyCertificatesAcceptedBefore() async throws {
         // localsendd's certificate made beforehand (where it looks for it), and its fingerprint listed as paired, as
         // accepting it once in ask mode would have done.
@@ -197,15 +217,20 @@ import Testing
     /// Prepares one file; returns the session and the file's token.
     static func prepare(_ rig: LocalSendRig, name: String, path: String, type: String = "audio/wav", sha256: String? = nil,
                         size: Int? = nil, http: Bool = false) async throws -> (status: Int, session: String, token: String, message: String) {
+        let json = try prepareBody(name: name, path: path, type: type, sha256: sha256, size: size)
+        let r = try await rig.probe(["POST", "\(api)/prepare-upload", "--json", json] + (http ? ["--http"] : []))
+        return (r.status, r.body["sessionId"] as? String ?? "", (r.body["files"] as? [String: String])?["f1"] ?? "", r.body["message"] as? String ?? "")
+    }
+
+    /// A prepare-upload body offering the file at `path` as `name` (id f1), from a sender called Probe.
+    static func prepareBody(name: String, path: String, type: String = "audio/wav", sha256: String? = nil, size: Int? = nil) throws -> String {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         var file: [String: Any] = ["id": "f1", "fileName": name, "size": size ?? bytes.count, "fileType": type]
         if let sha256 { file["sha256"] = sha256 }
         let body: [String: Any] = ["info": ["alias": "Probe", "version": "2.1", "deviceModel": "test", "deviceType": "headless",
                                             "fingerprint": "probe", "port": 53317, "protocol": "https", "download": false],
                                    "files": ["f1": file]]
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-        let r = try await rig.probe(["POST", "\(api)/prepare-upload", "--json", json] + (http ? ["--http"] : []))
-        return (r.status, r.body["sessionId"] as? String ?? "", (r.body["files"] as? [String: String])?["f1"] ?? "", r.body["message"] as? String ?? "")
+        return String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
     }
 
     static func upload(_ rig: LocalSendRig, _ session: String, _ token: String, _ path: String, _ more: [String] = []) async throws -> (Int, String) {

@@ -92,15 +92,24 @@ final class LocalSendRig: @unchecked Sendable {
 
     /// One raw request through `probe.py` (the protocol's edge cases no well-behaved client makes).
     func probe(_ arguments: [String]) async throws -> (status: Int, body: [String: Any]) {
-        let script = d.home.file("probe.py")
-        if !FileManager.default.fileExists(atPath: script.path) { try Self.probeScript.write(to: script, atomically: true, encoding: .utf8) }
-        let result = try await inside(bin + "/python", [script.path] + arguments)
+        let result = try await inside(bin + "/python", [try probeScriptPath()] + arguments)
         guard let data = result.out.split(separator: "\n").last.map({ Data($0.utf8) }),
               let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             Issue.record("probe \(arguments) printed \(result.out) \(result.err)")
             return (-1, [:])
         }
         return (json["status"] as? Int ?? -1, json["body"] as? [String: Any] ?? [:])
+    }
+
+    /// A request through `probe.py` left running, for a sender the test makes vanish (kill it).
+    func spawnProbe(_ arguments: [String], log: String) throws -> ChildProcess {
+        try spawn(bin + "/python", [try probeScriptPath()] + arguments, log: log)
+    }
+
+    private func probeScriptPath() throws -> String {
+        let script = d.home.file("probe.py")
+        if !FileManager.default.fileExists(atPath: script.path) { try Self.probeScript.write(to: script, atomically: true, encoding: .utf8) }
+        return script.path
     }
 
     func files(_ folder: URL) -> [String] {

@@ -223,6 +223,20 @@ func refusals(_ actions: [M.Action]) -> [String] {
         #expect(m.activeSession == nil)
     }
 
+    @Test func anOfferEndsWhenItsSenderLeaves() {
+        var m = machine(M.Policy(mode: .ask))
+        _ = m.handle(.prepare(peer: phone, files: [song()], pin: nil, now: 0))
+        #expect(m.handle(.senderLeft(offer: "elsewhere")).isEmpty)
+        #expect(m.handle(.senderLeft(offer: "id2"))
+            == [.answerHeld(offer: "id2", .error(403, "rejected: the sender left")), .endSession("id2", reason: "the sender left")])
+        #expect(m.activeSession == nil && m.pendingOffers.isEmpty)
+        // Once accepted, the session belongs to its uploads (a late notice of the prepare's connection changes nothing).
+        _ = m.handle(.prepare(peer: phone, files: [song()], pin: nil, now: 1))
+        _ = m.handle(.answer(offer: "id4", accept: true, now: 2))
+        #expect(m.handle(.senderLeft(offer: "id4")).isEmpty)
+        #expect(m.activeSession == "id4")
+    }
+
     @Test func unverifiedSendersAreNotPaired() {
         var m = machine(M.Policy(mode: .ask))
         var claimed = phone
