@@ -109,8 +109,11 @@ extension CommandExecutor {
     }
 
     private func entries(_ store: any MPDPlaylistStore, _ name: String) throws(MPDAck) -> [String] {
-        guard store.exists(name) else { throw MPDAck(.noExist, "No such playlist") }
-        return try attempt { try store.uris(of: name) }
+        do { return try store.uris(of: name) } catch {
+            // Only a failed read asks which failure it was (one folder listing per command, not two).
+            guard store.exists(name) else { throw MPDAck(.noExist, "No such playlist") }
+            throw MPDAck(.system, (error as? TonearmError)?.message ?? "\(error)")
+        }
     }
 
     private func change(_ store: any MPDPlaylistStore, _ name: String, _ uris: [String]) throws(MPDAck) {
@@ -130,9 +133,8 @@ extension CommandExecutor {
         uri.hasPrefix("file://") ? (URL(string: uri)?.path ?? uri) : uri
     }
 
+    /// mpd's Last-Modified form, e.g. 2026-11-24T08:00:00Z.
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        date.formatted(Date.ISO8601FormatStyle())
     }
 }

@@ -111,9 +111,10 @@ import Testing
         print('queue', [s['file'] for s in client.playlistinfo()])
         client.save('Road', 'append')
         print('appended', len(client.listplaylist('Road')))
+        print('modified', [p['last-modified'] for p in client.listplaylists()])
         """)
         let lines = out.components(separatedBy: "\n").filter { !$0.isEmpty }
-        try #require(lines.count == 11, "\(out)")
+        try #require(lines.count == 12, "\(out)")
         #expect(lines[0] == "woke changed: stored_playlist OK")
         #expect(lines[1] == "ack [56@0] {save} Playlist already exists")
         #expect(lines[2] == "ack [50@0] {listplaylist} No such playlist")
@@ -125,6 +126,7 @@ import Testing
         #expect(lines[8] == "edited ['Album/Three.wav', 'Album/Two.wav']")
         #expect(lines[9] == "queue ['Album/Three.wav', 'Album/Two.wav']")
         #expect(lines[10] == "appended 4")
+        #expect(lines[11].wholeMatch(of: /modified \['\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ'\]/) != nil, "mpd's form: \(lines[11])")
         // The same playlist for the other faces: the file Tonearm saves, and `tonearm playlist`.
         let saved = m.d.home.file("data/tonearm/playlists/Road.m3u8")
         #expect(FileManager.default.fileExists(atPath: saved.path))
