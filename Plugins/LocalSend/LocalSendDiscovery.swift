@@ -89,27 +89,33 @@ public final class LocalSendDiscovery: Sendable {
             context = nil
         }
         let collector = Collector()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(4))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let context { try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: nil)) }
-                    try channel.pipeline.syncOperations.addHandler(collector)
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.seconds(4))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let context { try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: nil)) }
+                        try channel.pipeline.syncOperations.addHandler(collector)
+                    }
                 }
+                .connect(host: host, port: port).get()
+            var request = ByteBuffer(string: "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
+                                         + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n")
+            request.writeBytes(body)
+            try await channel.writeAndFlush(request).get()
+            let timeout = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            let answer = try await collector.done.futureResult.get()
+            timeout.cancel()
+            guard let line = answer.split(separator: "\r\n").first, line.hasPrefix("HTTP/"),
+                  let status = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+                throw ChannelError.inputClosed
             }
-            .connect(host: host, port: port).get()
-        var request = ByteBuffer(string: "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
-                                     + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n")
-        request.writeBytes(body)
-        try await channel.writeAndFlush(request).get()
-        let timeout = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
-        let answer = try await collector.done.futureResult.get()
-        timeout.cancel()
-        guard let line = answer.split(separator: "\r\n").first, line.hasPrefix("HTTP/"),
-              let status = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
-            throw ChannelError.inputClosed
+            return status
+        } catch {
+            // A connection refused or dropped before any answer: the promise is failed, not leaked.
+            collector.done.fail(error)
+            throw error
         }
-        return status
     }
 }
 

@@ -24,11 +24,16 @@ public final class SavedPlaylists: Sendable {
     let maximumEntries: Int
     private let playedFile: URL
     private let lock = Mutex<Void>(())
+    /// How long a walk of the music folders is reused: PlaylistCount is read by every panel widget's GetAll, and
+    /// walking a large library on each read would hold the bus.
+    let musicScanLifetime: Duration
+    private let musicScan = Mutex<(files: [URL], at: ContinuousClock.Instant)?>(nil)
 
-    public init(folder: URL, musicFolders: [URL], maximumEntries: Int = 10_000) {
+    public init(folder: URL, musicFolders: [URL], maximumEntries: Int = 10_000, musicScanLifetime: Duration = .seconds(30)) {
         self.folder = folder
         self.musicFolders = musicFolders
         self.maximumEntries = maximumEntries
+        self.musicScanLifetime = musicScanLifetime
         playedFile = folder.appendingPathComponent(".played.json")
     }
 
@@ -69,6 +74,16 @@ public final class SavedPlaylists: Sendable {
         for file in saved.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) where PlaylistFormat.named(path: file.path) != nil {
             out.append((file, true))
         }
+        return out + musicFolderPlaylists().map { ($0, false) }
+    }
+
+    /// The playlist files in the music folders (a few levels deep, a thousand per folder), walked again once
+    /// the last walk is older than `musicScanLifetime`.
+    private func musicFolderPlaylists() -> [URL] {
+        let now = ContinuousClock.now
+        if let last = musicScan.withLock({ $0 }), now - last.at < musicScanLifetime { return last.files }
+        let manager = FileManager.default
+        var out: [URL] = []
         for root in musicFolders {
             guard let walker = manager.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
                                                   options: [.skipsHiddenFiles, .skipsPackageDescendants]) else { continue }
@@ -78,8 +93,9 @@ public final class SavedPlaylists: Sendable {
                 if PlaylistFormat.named(path: file.path) != nil { found.append(file) }
                 if found.count >= 1000 { break }
             }
-            out += found.sorted { $0.path < $1.path }.map { ($0, false) }
+            out += found.sorted { $0.path < $1.path }
         }
+        musicScan.withLock { $0 = (out, now) }
         return out
     }
 

@@ -89,7 +89,9 @@ public struct StreamsSettings: Sendable, Equatable {
 
     /// Properties of GStreamer's HTTP source, by element factory (the daemon hands them to the pipeline).
     public var elementSettings: [String: [String: String]] {
-        var soup = ["user-agent": userAgent, "timeout": String(Int(readTimeout.rounded(.up)))]
+        // Twice the player's own stall watch: the watch names the fault (Stalled, or a reconnect) before the source
+        // gives up on its own with an error that says less ("Internal data stream error").
+        var soup = ["user-agent": userAgent, "timeout": String(Int((readTimeout * 2).rounded(.up)))]
         if let trustBundle { soup["tls-database"] = trustBundle }  // PipelineShell makes it a GTlsDatabase
         return ["souphttpsrc": soup]
     }

@@ -41,6 +41,9 @@ extension Player {
     func reconnectIfLive(_ id: TrackID, because reason: String) -> Drop {
         guard let track = queue.track(id), track.metadata.isLive == true, reconnect.trackID == id,
               let startedAt = reconnect.startedAt else { return .notLive }
+        // One drop, one attempt: the source's own error after the stall watch fired (or the other way round) is the
+        // same drop, already being reconnected.
+        if reconnect.task != nil { return .reconnecting }
         if ContinuousClock.now - startedAt > Self.reconnectRecovery { reconnect.attempts = 0 }
         guard reconnect.attempts < reconnectPolicy.attempts else {
             let error = TonearmError("StreamLost", "\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
@@ -74,6 +77,13 @@ extension Player {
     func cancelReconnect() {
         reconnect.task?.cancel()
         reconnect.task = nil
+    }
+
+    /// A live stream just loaded must bring data within the stall timeout, as a playing one must: its buffer starts
+    /// empty, watched from now (a server that answers its headers and then sends nothing is Stalled, or reconnected).
+    func watchNewLiveStream(_ id: TrackID) {
+        guard queue.track(id)?.metadata.isLive == true else { return }
+        bufferingChanged(id, 0)
     }
 
     /// Stops watching for a stall (the track changed or stopped).

@@ -184,6 +184,7 @@ extension Player {
         let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)
         startingTrack.store(true, ordering: .relaxed)
         engine.load(playbackItem(track, serial), startPaused: paused, at: overflow ? 0 : ns)
+        watchNewLiveStream(id)
         if status == .playing { startTicking() } else { stopTicking() }
         refreshHandover()
         publish()

@@ -109,6 +109,55 @@ import Testing
         #expect(rig.files(rig.received) == ["Pinned.wav"])
     }
 
+    @Test func itsDeviceInfoGoesOutOnTheMulticastGroup() async throws {
+        let rig = try await LocalSendRig("accept = \"ask\"", sink: false)
+        let info = try await rig.probe(["GET", "\(Self.api)/info"])
+        let fingerprint = try #require(info.body["fingerprint"] as? String)
+        // A device announces itself with a port nothing listens on, so registering with it over HTTP fails and
+        // Tonearm answers on the group: the datagram a phone's LocalSend app reads.
+        let script = rig.d.home.file("listener.py")
+        try Self.groupListener.write(to: script, atomically: true, encoding: .utf8)
+        let heard = try await rig.inside(rig.bin + "/python", [script.path, String(try freeLoopbackPort())])
+        try #require(heard.status == 0, "no answer on the group: \(heard)\n\(rig.d.log.suffix(3000))")
+        let message = try #require(try JSONSerialization.jsonObject(with: Data(heard.out.utf8)) as? [String: Any], "\(heard)")
+        #expect(message["alias"] as? String == "Tonearm test")
+        #expect(message["fingerprint"] as? String == fingerprint, "the certificate's fingerprint, as /info gives it")
+        #expect(message["version"] as? String == "2.1" && message["deviceModel"] as? String == "Tonearm")
+        #expect(message["deviceType"] as? String == "desktop" && message["protocol"] as? String == "https")
+        #expect(message["port"] as? Int == 53317 && message["download"] as? Bool == false)
+        #expect(rig.d.log.contains("answering on the multicast group"))
+        // A device that cannot be reached is no harm: the player goes on (this once crashed a debug build).
+        #expect(try await rig.d.status() == "Stopped")
+    }
+
+    /// Joins the LocalSend group on loopback, announces a device whose port (argv[1]) is closed, and prints the first
+    /// answer (a datagram of another device with announce false; Tonearm's own announcements at start are let by).
+    static let groupListener = #"""
+        import json, socket, struct, sys, time
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind(("0.0.0.0", 53317))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4s", socket.inet_aton("224.0.0.167"), socket.inet_aton("127.0.0.1")))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
+        s.settimeout(1)
+        me = {"alias": "Listener", "version": "2.1", "deviceModel": "test", "deviceType": "headless", "fingerprint": "listener",
+              "port": int(sys.argv[1]), "protocol": "http", "download": False, "announce": True, "announcement": True}
+        deadline, next_announcement = time.time() + 90, 0
+        while time.time() < deadline:
+            if time.time() >= next_announcement:  # once a second (our own datagrams come back to us too)
+                s.sendto(json.dumps(me).encode(), ("224.0.0.167", 53317))
+                next_announcement = time.time() + 1
+            try:
+                data, _ = s.recvfrom(65536)
+                message = json.loads(data)
+                if message.get("fingerprint") != "listener" and not message.get("announce"):
+                    print(json.dumps(message)); sys.exit(0)
+            except (socket.timeout, ValueError):
+                pass
+        sys.exit(1)
+        """#
+
     @Test func askModeWaitsForTheCommandLine() async throws {
         let rig = try await LocalSendRig("accept = \"ask\"", sink: false)
         let sender = try rig.spawn(rig.bin + "/localsendd", ["--port", "53318", "--alias", "Asker", "--download-dir",

@@ -47,8 +47,26 @@ import Testing
         #expect(try await Self.playlists(d, 1, 1, "Alphabetical", false) == ["found"])
         #expect(try await Self.playlists(d, 5, 10, "Alphabetical", false) == [])
         #expect(try await Self.playlists(d, 0, 10, "User", false) == ["Zebra", "apple", "found"])
-        #expect(try await Self.playlists(d, 0, 10, "Modified", false).count == 3)
-        #expect(try await Self.playlists(d, 0, 10, "Created", true).count == 3)
+        #expect(try await Self.playlists(d, 0, 10, "User", true) == ["found", "apple", "Zebra"])
+        // Modified and Created come from the files: modification times set in an order unlike the one they were made in.
+        let files = ["apple": d.home.file("data/tonearm/playlists/apple.m3u8"), "Zebra": d.home.file("data/tonearm/playlists/Zebra.m3u8"),
+                     "found": music.appendingPathComponent("found.m3u")]
+        for (name, year) in [("apple", 2020.0), ("Zebra", 2021.0), ("found", 2022.0)] {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: (year - 1970) * 31_557_600)],
+                                                  ofItemAtPath: files[name]!.path)
+        }
+        #expect(try await Self.playlists(d, 0, 10, "Modified", false) == ["apple", "Zebra", "found"])
+        #expect(try await Self.playlists(d, 0, 10, "Modified", true) == ["found", "Zebra", "apple"])
+        // Created: the birth time where the file system keeps one (then found, Zebra, apple, the order they were made
+        // in), the modification time where it does not.
+        var born: [String: Date] = [:]
+        for (name, file) in files {
+            let values = try file.resourceValues(forKeys: [.creationDateKey, .contentModificationDateKey])
+            born[name] = values.creationDate ?? values.contentModificationDate
+        }
+        let byBirth = ["apple", "Zebra", "found"].sorted { (born[$0]!, $0.lowercased()) < (born[$1]!, $1.lowercased()) }
+        #expect(try await Self.playlists(d, 0, 10, "Created", false) == byBirth)
+        #expect(try await Self.playlists(d, 0, 10, "Created", true) == byBirth.reversed())
         await #expect(throws: DBusError.self) { _ = try await Self.playlists(d, 0, 10, "Sideways", false) }
 
         let shown = try await d.tonearm("playlist", "show", "Zebra", "--json")
@@ -68,10 +86,20 @@ import Testing
             changes.signals.contains { $0.arguments[0].stringValue == Self.mpris && $0.arguments[1].vardictValue?["ActivePlaylist"] != nil }
         }
         #expect(try await Self.playlists(d, 0, 1, "Played", true) == ["Zebra"], "the last played comes last, first when reversed")
+        #expect(try await Self.playlists(d, 0, 10, "Played", false) == ["apple", "found", "Zebra"], "never played first, by name")
+        // An id that names no playlist is refused, and nothing changes.
+        await #expect(throws: DBusError.self) {
+            _ = try await d.call(Self.mpris, "ActivatePlaylist", [.objectPath("/org/tonearm/Playlist/none")])
+        }
+        #expect(try await d.tracks().count == 2)
 
         #expect(try await d.tonearm("playlist", "load", "apple", "--enqueue").status == 0)
         #expect(try await d.tracks().count == 3)
         #expect(try await d.tonearm("playlist", "load", "found").status == 0)
+        #expect(try await d.tracks().count == 1)
+        #expect(try await d.status() != "Playing", "load alone does not play")
+        #expect(try await d.tonearm("playlist", "load", "found", "--play").status == 0)
+        try await d.waitFor("playing after load --play") { try await d.status() == "Playing" }
         #expect(try await d.tracks().count == 1)
         let afterLoad = try await d.get(Self.mpris, "ActivePlaylist")
         guard case .structure(let maybe) = afterLoad.unwrapped, case .structure(let found) = maybe[1].unwrapped else {
@@ -99,6 +127,7 @@ import Testing
         // Removing: saved ones only; bad names are refused with a clear error.
         #expect(try await d.tonearm("playlist", "rm", "apple").status == 0)
         #expect(!FileManager.default.fileExists(atPath: d.home.file("data/tonearm/playlists/apple.m3u8").path))
+        #expect(try await d.get(Self.mpris, "PlaylistCount").int64Value == 2)
         let refused = try await d.tonearm("playlist", "rm", "found")
         #expect(refused.status == 1)
         #expect(FileManager.default.fileExists(atPath: music.appendingPathComponent("found.m3u").path), "a file in the music folder is never removed")

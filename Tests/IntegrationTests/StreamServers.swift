@@ -3,7 +3,8 @@ import TestSupport
 import Testing
 
 /// A small HTTP server for the tests (python3's standard library, which has no Range support of its own): files with
-/// Range requests, playlists, and faults — 404, 500, a redirect loop, a live stream that closes, one that stalls.
+/// Range requests, playlists, and faults — 404, 500, a redirect loop, a live stream that closes, one that stalls, a
+/// server that never answers its headers.
 final class TestHTTPServer: @unchecked Sendable {
     let folder = TemporaryDirectory("tonearm-http")
     let process: ChildProcess
@@ -61,6 +62,9 @@ final class TestHTTPServer: @unchecked Sendable {
             if p == "/loop2": return self.redirect("/loop")
             if p.startswith("/redirect/"): return self.redirect("/" + p[len("/redirect/"):])
             if p in ("/live-closes", "/live-stalls", "/live-silent", "/live-slow"): return self.live(p)
+            if p == "/slow-headers":
+                # Accepts the connection, reads the request and says nothing for two minutes.
+                time.sleep(120); return
             return self.file(p, body)
         def plain(self, code, data):
             self.send_response(code)
@@ -99,11 +103,14 @@ final class TestHTTPServer: @unchecked Sendable {
                         sent += 4000
                         time.sleep(0.5)
                     return
+                # /live-stalls at about twice a 128 kb/s stream's pace: GStreamer measures its buffer in seconds of
+                # the rate data comes in at, so a much faster burst would never count as a full buffer.
+                pause = 0.125 if kind == "/live-stalls" else 0.02
                 while sent < limit:
                     chunk = data[sent:sent + 4096]
                     self.wfile.write(chunk); self.wfile.flush()
                     sent += len(chunk)
-                    time.sleep(0.02)
+                    time.sleep(pause)
                 if kind == "/live-stalls":
                     time.sleep(120)
             except (BrokenPipeError, ConnectionResetError):

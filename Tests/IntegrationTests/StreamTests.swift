@@ -1,6 +1,7 @@
 import DBus
 import DaemonHarness
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -123,8 +124,8 @@ import Testing
         let interesting = d.log.split(separator: "\n").filter { $0.contains("reconnect") || $0.contains("started #") || $0.contains("failed") }
         try #require(again, "not playing again: \(last)\n\(interesting.suffix(30).joined(separator: "\n"))")
         let resumed = try await d.position()
-        // Seen once in four runs on the loaded machine: after the reconnect the status is Playing from a full buffer,
-        // yet the position holds (not understood yet; see the report of issue 13).
+        // Once the position held here after a reconnect (playbin stuck short of PLAYING, now nudged and then failed by
+        // the playback machine's state check): the trace below says where it held, if it ever does again.
         var trace: [String] = []
         let moved = try await eventually(timeout: .seconds(45), interval: .milliseconds(250)) {
             let position = try await d.position(), level = try await d.get(Daemon.tonearm, "Buffering").int64Value ?? -1
@@ -256,7 +257,12 @@ import Testing
         let server = try await TestHTTPServer(root: files.url)
         let d = try Daemon()
         let out = d.media.file("rendered.raw")
-        try await d.start([server.url("/ramp.wav")], sink: Self.rawSink(out.path))
+        try await d.start(sink: Self.rawSink(out.path))
+        // Queued as a file would be: TrackList.AddTrack of the URL, then Play.
+        _ = try await d.call(Daemon.trackList, "AddTrack", [.string(server.url("/ramp.wav")),
+                                                           .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack"), .bool(true)])
+        #expect(try await d.tracks().count == 1)
+        _ = try await d.call(Daemon.player, "Play")
         try await d.waitFor("seekable and playing") {
             let status = try await d.status(), seekable = try await d.get(Daemon.player, "CanSeek").boolValue
             return status == "Playing" && seekable == true
@@ -361,7 +367,66 @@ import Testing
             failed.signals.contains { $0.arguments[1].stringValue == server.url("/live-silent") }
         }
         let reason = failed.signals.first { $0.arguments[1].stringValue == server.url("/live-silent") }
-        #expect(reason?.arguments[3].stringValue?.isEmpty == false, "\(String(describing: reason))")
+        // Never heard, so not reconnected: Stalled, and the reason says what was wrong.
+        #expect(reason?.arguments[2].stringValue == "org.tonearm.Error.Stalled", "\(String(describing: reason))")
+        #expect(reason?.arguments[3].stringValue?.contains("no data for") == true, "\(String(describing: reason))")
+        _ = await d.terminate()
+    }
+
+    @Test func aServerThatNeverAnswersTimesOutAndHoldsNoOtherCall() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        // Long enough that the calls below are surely made while the OpenUri still waits.
+        try Self.writeConfig(d, "[plugins.streams]\nconnect-timeout = 20\n")
+        try await d.start()
+        let url = server.url("/slow-headers")
+        let answered = Mutex(false)
+        let opened = Task {
+            defer { answered.withLock { $0 = true } }
+            return try await d.call(Daemon.player, "OpenUri", [.string(url)])
+        }
+        try await d.waitFor("the request at the server") { server.requests.contains { $0.contains("/slow-headers") } }
+        // While the daemon waits for that server, the player answers everything else.
+        #expect(try await d.status() == "Stopped")
+        _ = try await d.call(Daemon.player, "Play")
+        _ = try await d.get(Daemon.tonearm, "Buffering")
+        #expect(try await d.tracks().isEmpty)
+        #expect(!answered.withLock { $0 }, "these calls were answered while the OpenUri still waited")
+        do {
+            _ = try await opened.value
+            Issue.record("OpenUri of a server that never answers should fail")
+        } catch let e as DBusError {
+            #expect(e.name == "org.tonearm.Error.TimedOut" && e.message.contains(url), "\(e)")
+        }
+        #expect(try await d.tracks().isEmpty, "nothing queued")
+        _ = await d.terminate()
+    }
+
+    @Test func aStreamThatStallsMidwayIsReconnectedThenLeft() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let live = files.file("live.mp3")
+        // 11 s of audio at 128 kb/s; the server sends the first half of it at twice that pace, then nothing.
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=480", "!", "audioconvert", "!", "lamemp3enc", "target=bitrate",
+                                        "bitrate=128", "cbr=true", "!", "filesink", "location=\(live.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let d = try Daemon()
+        try Self.writeConfig(d, "[plugins.streams]\nread-timeout = 2\nreconnect-attempts = 1\nreconnect-delay = 0.2\n")
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start(sink: Self.rawSink(d.media.file("stalls.raw").path))
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-stalls"))])
+        try await d.waitFor("heard playing") {
+            let status = try await d.status(), position = try await d.position()
+            return status == "Playing" && position > 300_000
+        }
+        try await d.waitFor("the stall noticed and the stream reconnected", timeout: .seconds(60)) { d.log.contains("reconnecting in") }
+        try await d.waitFor("lost after the one reconnect allowed", timeout: .seconds(60)) {
+            failed.signals.contains { $0.arguments[2].stringValue == "org.tonearm.Error.StreamLost"
+                && ($0.arguments[3].stringValue ?? "").contains("gave up after 1 reconnect attempts") }
+        }
+        try await d.waitFor("stopped, with nothing after it") { try await d.status() == "Stopped" }
+        #expect(d.log.components(separatedBy: "reconnecting in").count == 2, "one reconnect, as allowed")
         _ = await d.terminate()
     }
 
@@ -383,7 +448,8 @@ import Testing
         // One look at the headers when queued, the first play, then exactly the two reconnects allowed.
         #expect(gets.count == 4, "\(server.requests)")
         #expect(d.log.contains("reconnecting in"), "the reconnects are logged")
-        #expect(buffering.signals.contains { $0.arguments[1].int64Value == 0 }, "reconnecting shows as an empty buffer")
+        // An empty buffer when loaded, then again at each of the two reconnects.
+        #expect(buffering.signals.filter { $0.arguments[1].int64Value == 0 }.count >= 3, "reconnecting shows as an empty buffer")
         try await d.waitFor("the loss reported") {
             failed.signals.contains { $0.arguments[2].stringValue == "org.tonearm.Error.StreamLost"
                 && ($0.arguments[3].stringValue ?? "").contains("gave up after 2 reconnect attempts") }
@@ -419,6 +485,21 @@ import Testing
             guard level < 100 else { return false }
             heldAt = try await d.position()
             return try await d.status() == "Playing"
+        }
+        // While it fills, the position stands still: two reads half a second apart, both inside one buffering spell
+        // (a refill at half speed takes seconds, so a level below 100 at both ends means it never resumed between).
+        var still: (Int64, Int64)?
+        try await d.waitFor("two positions read while buffering", timeout: .seconds(60)) {
+            guard (try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100) < 100 else { return false }
+            let clock = ContinuousClock(), began = clock.now, before = try await d.position()
+            try await Task.sleep(until: began + .milliseconds(500))
+            let after = try await d.position()
+            guard (try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100) < 100 else { return false }
+            still = (before, after)
+            return true
+        }
+        if let (before, after) = still {
+            #expect(after - before < 250_000, "the position moved from \(before) to \(after) µs while the buffer filled")
         }
         // It fills again and playback goes on by itself.
         try await d.waitFor("resumed past where it held", timeout: .seconds(60)) {
