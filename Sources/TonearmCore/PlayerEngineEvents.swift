@@ -20,8 +20,10 @@ extension Player {
             }
             handover.started(item.token)
             startingTrack.store(false, ordering: .relaxed)
+            // A live stream heard before and started again is a reconnect: its position starts over.
+            let reconnected = reconnect.trackID == id && reconnect.startedAt != nil
             streamStarted(id)
-            let repeated = heard == id
+            let repeated = heard == id || reconnected
             heard = id
             failuresInARow = 0
             let wasCurrent = queue.currentID == id

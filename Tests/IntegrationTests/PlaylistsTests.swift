@@ -98,8 +98,12 @@ import Testing
         #expect(try await d.tonearm("playlist", "load", "found").status == 0)
         #expect(try await d.tracks().count == 1)
         #expect(try await d.status() != "Playing", "load alone does not play")
+        changes.clear()
         #expect(try await d.tonearm("playlist", "load", "found", "--play").status == 0)
-        try await d.waitFor("playing after load --play") { try await d.status() == "Playing" }
+        // The song is a second long: the signal, not a poll that may come after it ended.
+        try await d.waitFor("playing after load --play") {
+            changes.signals.contains { $0.arguments[1].vardictValue?["PlaybackStatus"]?.stringValue == "Playing" }
+        }
         #expect(try await d.tracks().count == 1)
         let afterLoad = try await d.get(Self.mpris, "ActivePlaylist")
         guard case .structure(let maybe) = afterLoad.unwrapped, case .structure(let found) = maybe[1].unwrapped else {
