@@ -14,6 +14,15 @@ import Testing
         "audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=1,rate=44100 ! filesink sync=true location=\(path)"
     }
 
+    /// A 128 kb/s constant-rate MP3 of `buffers` × 1024 samples of a test tone (the pace the fault servers serve at
+    /// is worked out from that rate).
+    static func constantRateMP3(_ file: URL, buffers: Int) async throws -> URL {
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=\(buffers)", "!", "audioconvert", "!", "lamemp3enc",
+                                        "target=bitrate", "bitrate=128", "cbr=true", "!", "filesink", "location=\(file.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        return file
+    }
+
     static func writeConfig(_ d: Daemon, _ text: String) throws {
         let file = d.home.file("config/tonearm/config.toml")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -405,11 +414,8 @@ import Testing
 
     @Test func aStreamThatStallsMidwayIsReconnectedThenLeft() async throws {
         let files = TemporaryDirectory("tonearm-served")
-        let live = files.file("live.mp3")
-        // 11 s of audio at 128 kb/s; the server sends the first half of it at twice that pace, then nothing.
-        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=480", "!", "audioconvert", "!", "lamemp3enc", "target=bitrate",
-                                        "bitrate=128", "cbr=true", "!", "filesink", "location=\(live.path)"])
-        try #require(made.status == 0, "\(made.err)")
+        // 11 s of audio; the server sends the first half of it at twice its pace, then nothing.
+        let live = try await Self.constantRateMP3(files.file("live.mp3"), buffers: 480)
         let server = try await TestHTTPServer(root: files.url, liveFile: live)
         let d = try Daemon()
         try Self.writeConfig(d, "[plugins.streams]\nread-timeout = 2\nreconnect-attempts = 1\nreconnect-delay = 0.2\n")
@@ -462,11 +468,8 @@ import Testing
 
     @Test func aSlowStreamPausesForBufferingAndResumesByItself() async throws {
         let files = TemporaryDirectory("tonearm-served")
-        let live = files.file("live.mp3")
-        // 20 s at 128 kb/s, served at half speed after the first 3 s.
-        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=860", "!", "audioconvert", "!", "lamemp3enc", "target=bitrate",
-                                        "bitrate=128", "cbr=true", "!", "filesink", "location=\(live.path)"])
-        try #require(made.status == 0, "\(made.err)")
+        // 20 s, served at half speed after the first 3 s.
+        let live = try await Self.constantRateMP3(files.file("live.mp3"), buffers: 860)
         let server = try await TestHTTPServer(root: files.url, liveFile: live)
         let d = try Daemon()
         let out = d.media.file("slow.raw")
