@@ -125,7 +125,7 @@ let package = Package(
         ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "WaveformTests", dependencies: ["Waveform"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
@@ -134,7 +134,9 @@ let package = Package(
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "TonearmCore"]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),
-        .testTarget(name: "LocalSendTests", dependencies: ["LocalSend", "TonearmCore", "TestSupport"]),
+        .testTarget(name: "LocalSendTests", dependencies: [
+            "LocalSend", "TonearmCore", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields", "CLinux"]),

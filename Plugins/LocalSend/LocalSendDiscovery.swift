@@ -35,7 +35,7 @@ public final class LocalSendDiscovery: Sendable {
             if (try? await multicast.joinGroup(group, device: device).get()) != nil { joined = true }
         }
         if !joined { try await multicast.joinGroup(group).get() }
-        inbox.handler.withLock { $0 = { [weak self] message, from in self?.heard(message, from: from) } }
+        inbox.handler.withLock { $0 = Inbox.Handler { [weak self] message, from in self?.heard(message, from: from) } }
     }
 
     /// Sends the announcement (a few times: multicast on a busy Wi-Fi loses packets).
@@ -120,14 +120,20 @@ public final class LocalSendDiscovery: Sendable {
 }
 
 /// Hands received datagrams to the discovery.
-private final class Inbox: ChannelInboundHandler, @unchecked Sendable {
+final class Inbox: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     /// Set once the discovery exists; datagrams before that are dropped.
-    let handler = Mutex<(@Sendable (ByteBuffer, SocketAddress) -> Void)?>(nil)
+    /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`, so
+    /// each datagram would make the next call deeper.
+    final class Handler: Sendable {
+        let call: @Sendable (ByteBuffer, SocketAddress) -> Void
+        init(_ call: @escaping @Sendable (ByteBuffer, SocketAddress) -> Void) { self.call = call }
+    }
+    let handler = Mutex<Handler?>(nil)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        handler.withLock { $0 }?(envelope.data, envelope.remoteAddress)
+        handler.withLock { $0 }?.call(envelope.data, envelope.remoteAddress)
     }
 }
 

@@ -22,7 +22,13 @@ final class PipelineShell: Sendable {
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
     private let machine: Mutex<PlaybackMachine>
     private let commandLock = Mutex<Void>(())
-    private let provider = Mutex<(@Sendable (PlaybackItem) -> PlaybackItem?)?>(nil)
+    /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
+    /// (the inout write-back), so each about-to-finish made the next call deeper until a stack overflowed.
+    private final class Provider: Sendable {
+        let next: @Sendable (PlaybackItem) -> PlaybackItem?
+        init(_ next: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) { self.next = next }
+    }
+    private let provider = Mutex<Provider?>(nil)
     private let isShutDown = Atomic<Bool>(false)
     private let busThreadDone = DispatchSemaphore(value: 0)
     private let busThreadID = Mutex<pthread_t?>(nil)
@@ -138,7 +144,12 @@ final class PipelineShell: Sendable {
     }
 
     func setProvider(_ p: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {
-        provider.withLock { $0 = p }
+        provider.withLock { $0 = Provider(p) }
+    }
+
+    /// What the provider hands over after `finishing`; nil without a provider.
+    func nextItem(after finishing: PlaybackItem) -> PlaybackItem? {
+        provider.withLock { $0 }?.next(finishing)
     }
 
     // MARK: - Feeding the machine
@@ -270,7 +281,7 @@ final class PipelineShell: Sendable {
             logger.debug("about-to-finish while a seek or a load is under way: no hand-over")
             return
         }
-        guard let provider = provider.withLock({ $0 }), let next = provider(finishing) else { return }
+        guard let next = nextItem(after: finishing) else { return }
         // Handing over a missing or non-audio file stalls the pipeline: refuse it now and let the current item end.
         let effects: [PlaybackMachine.Effect]
         if let problem = MediaPrecheck.check(next.uri, typefind: true) {

@@ -62,7 +62,14 @@ public actor Player {
     /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
     final class EventSink: Sendable {
         let continuation: AsyncStream<PlayerEvent>.Continuation
-        let handler = Mutex<(@Sendable (PlayerEvent) -> Void)?>(nil)
+        /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
+        /// (the inout write-back), so every event made the next one's call deeper until the stack overflowed (a
+        /// daemon died after about ten thousand track changes).
+        final class Handler: Sendable {
+            let call: @Sendable (PlayerEvent) -> Void
+            init(_ call: @escaping @Sendable (PlayerEvent) -> Void) { self.call = call }
+        }
+        let handler = Mutex<Handler?>(nil)
         /// Further faces that hear every event too (the MPD face: `observe`).
         let observers = Mutex<[Int: @Sendable (PlayerEvent) -> Void]>([:])
 
@@ -70,7 +77,7 @@ public actor Player {
 
         func yield(_ event: PlayerEvent) {
             for observer in observers.withLock({ Array($0.values) }) { observer(event) }
-            if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
+            if let handler = handler.withLock({ $0 }) { handler.call(event) } else { continuation.yield(event) }
         }
 
         /// Nothing is delivered after this.
@@ -116,7 +123,7 @@ public actor Player {
     /// The bus face uses it: a PlayPause's PropertiesChanged or a Seek's Seeked is then queued for the bus from the
     /// actor itself, before the call's reply, instead of after a hop to a task that reads `events`.
     public nonisolated func deliverEvents(to handler: (@Sendable (PlayerEvent) -> Void)?) {
-        eventSink.handler.withLock { $0 = handler }
+        eventSink.handler.withLock { $0 = handler.map(EventSink.Handler.init) }
     }
 
     /// Starts listening to the engine; call once.
