@@ -36,6 +36,11 @@ final class TestHTTPServer: @unchecked Sendable {
         ((try? String(contentsOf: folder.file("requests.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
+    /// The requests that named a whole URL, as a proxy is asked: one line each, "URL USER-AGENT".
+    var proxied: [String] {
+        ((try? String(contentsOf: folder.file("proxied.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
     static let script = #"""
     import os, sys, time, threading
     from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -56,6 +61,12 @@ final class TestHTTPServer: @unchecked Sendable {
         def do_GET(self, body=True):
             self.note()
             p = self.path.split("?")[0]
+            if p.startswith("http://"):
+                # Asked as a proxy: noted with the client's User-Agent, then served from the files as the origin would.
+                with lock:
+                    with open(os.path.join(os.path.dirname(log_file), "proxied.log"), "a") as f:
+                        f.write("%s %s\n" % (p, self.headers.get("User-Agent", "-")))
+                p = "/" + p.split("/", 3)[3] if p.count("/") >= 3 else "/"
             if p == "/404": return self.plain(404, b"no such thing\n")
             if p == "/500": return self.plain(500, b"broken\n")
             if p == "/loop": return self.redirect("/loop2")

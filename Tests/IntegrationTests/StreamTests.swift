@@ -257,6 +257,29 @@ import Testing
         #expect(seekable.contains(true))
     }
 
+    /// The configured User-Agent and the proxy of `http_proxy` are used for real, by the header probe and by
+    /// GStreamer's HTTP source alike: the origin named in the URL does not exist, so only the proxy can serve it.
+    @Test func theUserAgentAndTheEnvironmentsProxyAreUsed() async throws {
+        let d = try Daemon()
+        let files = TemporaryDirectory("tonearm-served")
+        try WAV.sine(seconds: 1).write(to: files.file("tone.wav"))
+        let proxy = try await TestHTTPServer(root: files.url)
+        let nowhere = try freeLoopbackPort() // nothing listens there
+        try Self.writeConfig(d, "[plugins.streams]\nuser-agent = \"TonearmTest/9 (proxy check)\"\n")
+        d.extraEnvironment["http_proxy"] = "http://127.0.0.1:\(proxy.port)"
+        d.extraEnvironment["no_proxy"] = ""
+        d.extraEnvironment["NO_PROXY"] = ""
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start(sink: "fakesink sync=true")
+        let url = "http://127.0.0.1:\(nowhere)/tone.wav"
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(url)])
+        try await d.waitForTheEnd("the song played through the proxy", after: changes)
+        let asked = proxy.proxied
+        #expect(asked.count >= 2, "the probe and GStreamer's source both ask the proxy: \(asked)")
+        #expect(asked.allSatisfy { $0 == "\(url) TonearmTest/9 (proxy check)" }, "\(asked)")
+        #expect(proxy.requests.allSatisfy { $0.contains(url) }, "nothing went around the proxy: \(proxy.requests)")
+    }
+
     @Test func seekInARemoteFileLandsWhereAsked() async throws {
         // A ramp: each sample tells the frame it came from (frame / 8), so the rendered audio shows where a seek landed.
         let frames = 5 * 44100
