@@ -55,7 +55,7 @@ public final class LocalLibrary: SourcePlugin {
 
     deinit {
         watcher.withLock { $0?.stop() }
-        subscribers.withLock { for c in $0.values { c.finish() } }
+        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
     }
 
     /// The XDG music folder: `XDG_MUSIC_DIR` from `$XDG_CONFIG_HOME/user-dirs.dirs` (with `$HOME` expanded),
@@ -99,8 +99,11 @@ public final class LocalLibrary: SourcePlugin {
         return stream
     }
 
+    /// Yields outside the lock: a yield resumes the subscriber's task and takes that task's status lock, and a task
+    /// being cancelled holds its status lock while its stream's termination handler takes ours. Yielding under ours
+    /// deadlocked the daemon's shutdown (the scan emitting while MPRIS cancelled its subscription).
     func emit(_ event: LibraryEvent) {
-        subscribers.withLock { for c in $0.values { c.yield(event) } }
+        for c in subscribers.withLock({ Array($0.values) }) { c.yield(event) }
     }
 
     // MARK: Scanning
