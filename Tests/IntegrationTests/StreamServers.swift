@@ -4,7 +4,7 @@ import Testing
 
 /// A small HTTP server for the tests (python3's standard library, which has no Range support of its own): files with
 /// Range requests, playlists, and faults — 404, 500, a redirect loop, a live stream that closes, one that stalls, a
-/// server that never answers its headers.
+/// server that never answers its headers — and a live Ogg stream of chains.
 final class TestHTTPServer: @unchecked Sendable {
     let folder = TemporaryDirectory("tonearm-http")
     let process: ChildProcess
@@ -72,7 +72,7 @@ final class TestHTTPServer: @unchecked Sendable {
             if p == "/loop": return self.redirect("/loop2")
             if p == "/loop2": return self.redirect("/loop")
             if p.startswith("/redirect/"): return self.redirect("/" + p[len("/redirect/"):])
-            if p in ("/live-closes", "/live-stalls", "/live-silent", "/live-slow"): return self.live(p)
+            if p in ("/live-closes", "/live-stalls", "/live-silent", "/live-slow", "/live-ogg"): return self.live(p)
             if p == "/slow-headers":
                 # Accepts the connection, reads the request and says nothing for two minutes.
                 time.sleep(120); return
@@ -92,16 +92,17 @@ final class TestHTTPServer: @unchecked Sendable {
             self.end_headers()
         def live(self, kind):
             # An Icecast-like live MP3 stream without a length: closes after a while, stalls, or never sends data.
+            # /live-ogg is the live file as an Ogg stream (its chains one after the other) that closes at its end.
             self.close_connection = True
             self.protocol_version = "HTTP/1.0"
             self.send_response(200)
-            self.send_header("Content-Type", "audio/mpeg")
-            self.send_header("icy-name", "Fault Radio")
+            self.send_header("Content-Type", "audio/ogg" if kind == "/live-ogg" else "audio/mpeg")
+            self.send_header("icy-name", "Chain Radio" if kind == "/live-ogg" else "Fault Radio")
             self.end_headers()
             if kind == "/live-silent":
                 time.sleep(120); return
             data = open(live_file, "rb").read()
-            limit = len(data) if kind == "/live-closes" else len(data) // 2
+            limit = len(data) if kind in ("/live-closes", "/live-ogg") else len(data) // 2
             sent = 0
             try:
                 if kind == "/live-slow":

@@ -191,6 +191,40 @@ import Testing
         _ = await d.terminate()
     }
 
+    /// Chained Ogg Opus: ezstream 1.0.2 and Icecast 2.4.4 neither pace nor list an Ogg Opus mount, so the chains come
+    /// from the test's own server, live (no length), one Opus file with its own OpusTags after the other.
+    @Test func chainedOpusTitlesUpdateTheTrack() async throws {
+        let media = TemporaryDirectory("tonearm-opus")
+        var chain = Data()
+        for (title, artist, frequency) in [("Uno", "Gamma", 440), ("Dos", "Delta", 660)] {
+            let file = media.file("\(title).opus")
+            let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=200", "freq=\(frequency)", "!", "audioconvert", "!",
+                                            "taginject", "tags=title=\(title),artist=\(artist)", "!", "opusenc", "!", "oggmux", "!",
+                                            "filesink", "location=\(file.path)"])
+            try #require(made.status == 0, "\(made.err)")
+            chain.append(try Data(contentsOf: file))
+        }
+        let live = media.file("chain.opus")
+        try chain.write(to: live)
+        let server = try await TestHTTPServer(root: media.url, liveFile: live)
+        let d = try Daemon()
+        let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-ogg"))])
+        var seen: [String] = []
+        try await d.waitFor("both chains' titles", timeout: .seconds(60)) {
+            let m = try await d.metadata()
+            let entry = "\(m["xesam:artist"]?.arrayValue?.first?.stringValue ?? "") - \(m["xesam:title"]?.stringValue ?? "")"
+            if seen.last != entry { seen.append(entry) }
+            return seen.contains("Gamma - Uno") && seen.contains("Delta - Dos")
+        }
+        #expect(try await d.metadata()["tonearm:station"]?.stringValue == "Chain Radio")
+        #expect(try await d.metadata()["mpris:length"] == nil)
+        let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
+        #expect(changed.contains("Uno") && changed.contains("Dos"), "\(changed)")
+        _ = await d.terminate()
+    }
+
     func expectRefusedSeek(_ d: Daemon, _ id: String) async {
         // The spec: SetPosition on a track that cannot seek does nothing.
         _ = try? await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(60_000_000)])
