@@ -157,10 +157,7 @@ import Testing
         // new chain of the one Ogg stream, carrying its own title and artist.
         let media = TemporaryDirectory("tonearm-ogg")
         for (title, artist, frequency) in [("One", "Alpha", 440), ("Two", "Beta", 660)] {
-            let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=130", "freq=\(frequency)", "!", "audioconvert", "!",
-                                            "taginject", "tags=title=\(title),artist=\(artist)", "!", "vorbisenc", "!", "oggmux", "!",
-                                            "filesink", "location=\(media.file("\(title).ogg").path)"])
-            try #require(made.status == 0, "\(made.err)")
+            try await Self.taggedOgg(media.file("\(title).ogg"), encoder: "vorbisenc", buffers: 130, frequency: frequency, title: title, artist: artist)
         }
         try "\(media.file("One.ogg").path)\n\(media.file("Two.ogg").path)\n".write(to: media.file("list.txt"), atomically: true, encoding: .utf8)
         let config = media.file("ezstream.xml")
@@ -173,22 +170,7 @@ import Testing
             """.write(to: config, atomically: true, encoding: .utf8)
         chmod(config.path, 0o600) // ezstream refuses a config others can read (it holds the password)
         try await icecast.startEzstream(config: config, mount: "/chain.ogg")
-        let d = try Daemon()
-        let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
-        try await d.start()
-        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/chain.ogg"))])
-        var seen: [String] = []
-        try await d.waitFor("both chains' titles", timeout: .seconds(60)) {
-            let m = try await d.metadata()
-            let entry = "\(m["xesam:artist"]?.arrayValue?.first?.stringValue ?? "") - \(m["xesam:title"]?.stringValue ?? "")"
-            if seen.last != entry { seen.append(entry) }
-            return seen.contains("Alpha - One") && seen.contains("Beta - Two")
-        }
-        #expect(try await d.metadata()["tonearm:station"]?.stringValue == "Chain Radio")
-        #expect(try await d.metadata()["mpris:length"] == nil)
-        let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
-        #expect(changed.contains("One") && changed.contains("Two"), "\(changed)")
-        _ = await d.terminate()
+        try await Self.expectChainTitles(icecast.url("/chain.ogg"), [("One", "Alpha"), ("Two", "Beta")])
     }
 
     /// Chained Ogg Opus: ezstream 1.0.2 and Icecast 2.4.4 neither pace nor list an Ogg Opus mount, so the chains come
@@ -198,30 +180,41 @@ import Testing
         var chain = Data()
         for (title, artist, frequency) in [("Uno", "Gamma", 440), ("Dos", "Delta", 660)] {
             let file = media.file("\(title).opus")
-            let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=200", "freq=\(frequency)", "!", "audioconvert", "!",
-                                            "taginject", "tags=title=\(title),artist=\(artist)", "!", "opusenc", "!", "oggmux", "!",
-                                            "filesink", "location=\(file.path)"])
-            try #require(made.status == 0, "\(made.err)")
+            try await Self.taggedOgg(file, encoder: "opusenc", buffers: 200, frequency: frequency, title: title, artist: artist)
             chain.append(try Data(contentsOf: file))
         }
         let live = media.file("chain.opus")
         try chain.write(to: live)
         let server = try await TestHTTPServer(root: media.url, liveFile: live)
+        try await Self.expectChainTitles(server.url("/live-ogg"), [("Uno", "Gamma"), ("Dos", "Delta")])
+    }
+
+    /// An Ogg file of a sine whose comments (Vorbis comments or OpusTags) carry `title` and `artist`.
+    static func taggedOgg(_ file: URL, encoder: String, buffers: Int, frequency: Int, title: String, artist: String) async throws {
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=\(buffers)", "freq=\(frequency)", "!", "audioconvert", "!",
+                                        "taginject", "tags=title=\(title),artist=\(artist)", "!", encoder, "!", "oggmux", "!",
+                                        "filesink", "location=\(file.path)"])
+        try #require(made.status == 0, "\(made.err)")
+    }
+
+    /// Opens the live Ogg stream at `url` (station "Chain Radio") and expects each chain's title and artist in Metadata
+    /// and in TrackMetadataChanged, with no length.
+    static func expectChainTitles(_ url: String, _ chains: [(title: String, artist: String)]) async throws {
         let d = try Daemon()
         let trackSignals = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.trackList, member: "TrackMetadataChanged"))
         try await d.start()
-        _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-ogg"))])
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(url)])
         var seen: [String] = []
-        try await d.waitFor("both chains' titles", timeout: .seconds(60)) {
+        try await d.waitFor("every chain's title", timeout: .seconds(60)) {
             let m = try await d.metadata()
             let entry = "\(m["xesam:artist"]?.arrayValue?.first?.stringValue ?? "") - \(m["xesam:title"]?.stringValue ?? "")"
             if seen.last != entry { seen.append(entry) }
-            return seen.contains("Gamma - Uno") && seen.contains("Delta - Dos")
+            return chains.allSatisfy { seen.contains("\($0.artist) - \($0.title)") }
         }
         #expect(try await d.metadata()["tonearm:station"]?.stringValue == "Chain Radio")
         #expect(try await d.metadata()["mpris:length"] == nil)
         let changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
-        #expect(changed.contains("Uno") && changed.contains("Dos"), "\(changed)")
+        #expect(chains.allSatisfy { changed.contains($0.title) }, "\(changed)")
         _ = await d.terminate()
     }
 
