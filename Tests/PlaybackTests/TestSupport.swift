@@ -78,3 +78,20 @@ extension Array where Element == PlaybackEvent {
         compactMap { if case .started(let i) = $0 { return i } else { return nil } }
     }
 }
+
+/// Noise that is the same in every run (SplitMix64 from a fixed seed): about one random file in a hundred is taken
+/// for text by typefind, which fails differently, so a test that names the error cannot use fresh noise.
+func seededNoise(count: Int, seed: UInt64) -> Data {
+    var state = seed
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(count + 8)
+    while bytes.count < count {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        withUnsafeBytes(of: z.littleEndian) { bytes += $0 }
+    }
+    return Data(bytes.prefix(count))
+}
