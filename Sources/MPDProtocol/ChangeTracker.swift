@@ -61,6 +61,8 @@ public final class ChangeTracker: Sendable {
                 return [.player]
             case .replayGainModeChanged:
                 return [.options]
+            case .outputChanged, .outputFailed:
+                return [.output]
             case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged, .buffering:
                 return []
             }

@@ -19,13 +19,12 @@ public final class CommandExecutor: Sendable {
     let library: LibraryCache
     let librarySource: (any MPDLibrarySource)?
     let password: String?
-    let outputName: String
     /// The saved playlists; nil where the daemon has none to offer (then none exist).
     let playlists: (any MPDPlaylistStore)?
     let started = Date()
     let updateJobs = UpdateJobs()
 
-    public init(player: Player, library: (any MPDLibrarySource)?, tracker: ChangeTracker, password: String?, outputName: String,
+    public init(player: Player, library: (any MPDLibrarySource)?, tracker: ChangeTracker, password: String?,
                 playlists: (any MPDPlaylistStore)? = nil) {
         self.playlists = playlists
         self.player = player
@@ -33,7 +32,6 @@ public final class CommandExecutor: Sendable {
         self.librarySource = library
         self.library = LibraryCache(library: library)
         self.password = password
-        self.outputName = outputName
     }
 
     /// The state a new connection starts in.
@@ -157,16 +155,34 @@ public final class CommandExecutor: Sendable {
         case "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
              "playlistclear", "playlistdelete", "playlistmove", "searchaddpl", "findaddpl":
             try await storedPlaylistCommand(name, a, &r)
-        // Outputs: the one configured sink
+        // Outputs: Tonearm's named outputs, one playing at a time; enabling one switches to it
         case "outputs":
-            r.line("outputid", 0)
-            r.line("outputname", outputName)
-            r.line("plugin", "gstreamer")
-            r.line("outputenabled", 1)
+            let current = await player.outputName
+            for (id, output) in await player.outputs.enumerated() {
+                r.line("outputid", id)
+                r.line("outputname", output.name)
+                r.line("plugin", output.kind)
+                r.line("outputenabled", output.name == current ? 1 : 0)
+            }
         case "enableoutput", "disableoutput", "toggleoutput", "outputset":
             try count(name, a, 1...3)
-            guard a[0] == "0" else { throw MPDAck(.noExist, "No such audio output") }
-            if name != "enableoutput" { throw MPDAck(.system, "Tonearm's one output cannot be switched off") }
+            let outputs = await player.outputs
+            guard let id = Int(a[0]), outputs.indices.contains(id) else { throw MPDAck(.noExist, "No such audio output") }
+            let isCurrent = outputs[id].name == (await player.outputName)
+            switch name {
+            case "outputset":
+                throw MPDAck(.system, "Tonearm's outputs have no runtime attributes; set them in config.toml")
+            case "disableoutput" where isCurrent, "toggleoutput" where isCurrent:
+                throw MPDAck(.system, "Tonearm plays into one output at a time: enable another one to switch")
+            case "disableoutput":
+                break
+            default:
+                do {
+                    try await player.setOutput(outputs[id].name)
+                } catch {
+                    throw MPDAck(.system, (error as? TonearmError)?.message ?? "\(error)")
+                }
+            }
         case "idle", "noidle", "command_list_begin", "command_list_ok_begin", "command_list_end":
             throw MPDAck(.arg, "\(name) is only allowed on its own")
         default:

@@ -23,13 +23,13 @@ public final class MPDServer: Sendable {
     private let observation: Int
 
     /// Starts following the player at once (so the playlist version counts every change from now on).
-    public init(settings: MPDProtocolSettings, player: Player, library: (any MPDLibrarySource)?, outputName: String,
+    public init(settings: MPDProtocolSettings, player: Player, library: (any MPDLibrarySource)?,
                 playlists: (any MPDPlaylistStore)? = nil, logger: Logger = Logger(label: "tonearm.mpd")) {
         self.settings = settings
         self.player = player
         self.library = library
         self.logger = logger
-        executor = CommandExecutor(player: player, library: library, tracker: tracker, password: settings.password, outputName: outputName,
+        executor = CommandExecutor(player: player, library: library, tracker: tracker, password: settings.password,
                                    playlists: playlists)
         let tracker = self.tracker
         observation = player.observe { event in tracker.handle(event) }

@@ -334,6 +334,21 @@ public enum InterfaceXML {
       <arg name="TrackId" type="o"/>
       <arg name="Percent" type="i"/>
     </signal>
+    <!-- The outputs audio can go to: (name, kind, where), kind one of local, snapcast-pipe, snapcast-tcp, pipeline. -->
+    <property name="Outputs" type="a(sss)" access="read"/>
+    <!-- The name of the output audio goes to. Setting it switches while playing: the track and position stay after a
+       short gap. Errors: org.tonearm.Error.NoSuchOutput; OutputUnavailable (it cannot be opened now: no reader on the
+       FIFO, the port refused…; playback stays where it was), within about a second; Busy (another is being opened). -->
+    <property name="Output" type="s" access="readwrite"/>
+    <!-- Why the current output takes no audio ("" while it does): while it is lost, playback holds Paused and the
+       output is reconnected now and then (output-retries, output-retry-interval); once it is back, what was playing
+       plays on. -->
+    <property name="OutputError" type="s" access="read"/>
+    <!-- The current output failed (could not be opened, or stopped taking audio: snapserver went away). -->
+    <signal name="OutputFailed">
+      <arg name="Name" type="s"/>
+      <arg name="Message" type="s"/>
+    </signal>
     <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
     <property name="ReplayGainMode" type="s" access="readwrite"/>
     <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->

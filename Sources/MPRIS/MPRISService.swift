@@ -169,6 +169,12 @@ final class EventForwarder: Sendable {
         case .replayGainModeChanged(let mode):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["ReplayGainMode": .string(mode.rawValue)])
+        case .outputChanged(let name, let problem):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["Output": .string(name), "OutputError": .string(problem)])
+        case .outputFailed(let name, let message):
+            connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "OutputFailed",
+                                  arguments: [.string(name), .string(message)])
         }
     }
 }

@@ -51,6 +51,10 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         case "ReplayGainMode": return .string(await player.replayGainMode.rawValue)
         case "ReplayGain": return .double(20 * log10(max(1e-6, await player.appliedGain)))
         case "Buffering": return .int32(Int32(await player.buffering))
+        case "Outputs":
+            return .array(element: "(sss)", await player.outputs.map { .structure([.string($0.name), .string($0.kind), .string($0.detail)]) })
+        case "Output": return .string(await player.outputName)
+        case "OutputError": return .string(await player.outputProblem)
         default: throw DBusError.unknownProperty(property)
         }
     }
@@ -67,7 +71,10 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
-        case "ReplayGain", "Buffering":
+        case "Output":
+            guard let name = value.stringValue else { throw DBusError.invalidArgs("Output is the name of an output (see Outputs)") }
+            try await bridged { try await player.setOutput(name) }
+        case "ReplayGain", "Buffering", "Outputs", "OutputError":
             throw DBusError.propertyReadOnly(property)
         default:
             throw DBusError.unknownProperty(property)

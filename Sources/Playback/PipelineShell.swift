@@ -14,7 +14,9 @@ import Synchronization
 final class PipelineShell: Sendable {
     nonisolated(unsafe) let playbin: UnsafeMutablePointer<GstElement>
     nonisolated(unsafe) let bus: UnsafeMutablePointer<GstBus>
-    let usingNullSink: Bool
+    /// The sink playbin plays into: the current output's, or the silent stand-in while that output is lost. Replaced
+    /// only under `commandLock`.
+    private let sink: Mutex<OutputSink>
     /// The per-stream ReplayGain filter (playbin's audio-filter).
     let streamGain: StreamGain
     let logger: Logger
@@ -42,20 +44,29 @@ final class PipelineShell: Sendable {
     static let wakeName = "tonearm-wake"
     static let seekName = "tonearm-seek"
 
-    init(sinkDescription: String, logger: Logger, prerollTimeout: Duration, elementSettings: [String: [String: String]] = [:]) throws {
+    /// An output that cannot be opened now (no reader, no server) does not stop the engine: it starts on the silent
+    /// stand-in and reports `.outputFailed` first. An invalid description throws.
+    init(output: AudioOutput, logger: Logger, prerollTimeout: Duration, elementSettings: [String: [String: String]] = [:]) throws {
         GStreamer.ensureInitialized()
         self.logger = logger
         self.elementSettings = elementSettings
         machine = Mutex(PlaybackMachine(prerollTimeout: prerollTimeout))
-        let (sink, isNull) = try AudioSink.make(sinkDescription, logger: logger)
-        defer { gst_object_unref(sink) }
+        var unavailable: PlaybackError?
+        let first: OutputSink
+        do {
+            first = try OutputSink.open(output, logger: logger)
+        } catch let error as PlaybackError where error.domain == OutputConnection.domain {
+            unavailable = error
+            first = try OutputSink.parking(for: output)
+        }
+        sink = Mutex(first)
         guard let playbin = gst_element_factory_make("playbin", "tonearm-playbin") else {
             throw PlaybackError(domain: "core", code: 4, message: "GStreamer's playbin element is missing (gstreamer1.0-plugins-base)")
         }
         _ = gst_object_ref_sink(playbin)
         // Audio only: ignore video and subtitle streams; volume in software so every sink has it.
         gst_util_set_object_arg(tn_object(playbin), "flags", "audio+soft-volume")
-        tn_object_set_object(playbin, "audio-sink", sink)
+        tn_object_set_object(playbin, "audio-sink", first.element)
         do {
             streamGain = try StreamGain()
         } catch {
@@ -65,8 +76,11 @@ final class PipelineShell: Sendable {
         tn_object_set_object(playbin, "audio-filter", streamGain.bin)
         self.playbin = playbin
         self.bus = gst_element_get_bus(playbin)
-        self.usingNullSink = isNull
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .unbounded)
+        if let unavailable {
+            logger.error("the output \(output.name) cannot be opened: \(unavailable.message)")
+            continuation.yield(.outputFailed(output, unavailable, wasPlaying: false))
+        }
 
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
             guard let data else { return }
@@ -115,6 +129,63 @@ final class PipelineShell: Sendable {
     }
 
     var volume: Double { tn_object_get_double(playbin, "volume") }
+
+    /// The output audio goes to (also while it is lost and the stand-in plays instead).
+    var output: AudioOutput { sink.withLock { $0.output } }
+    /// Whether what plays is heard nowhere: no audio device, or the output is lost.
+    var usingNullSink: Bool { sink.withLock { $0.isNull } }
+
+    // MARK: - Outputs
+
+    /// Puts `new` in place of the current sink, keeping the item and its position: playbin goes through NULL (the
+    /// old sink lets go of its device, FIFO or socket), then the item is re-opened where it was, held paused when
+    /// `paused`, else as it was.
+    func useSink(_ new: OutputSink, paused: Bool?) {
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        commandLock.withLock { _ in swapSink(to: new, paused: paused) }
+    }
+
+    /// Must hold `commandLock`.
+    private func swapSink(to new: OutputSink, paused: Bool?) {
+        let position = reportedPosition
+        _ = gst_element_set_state(playbin, GST_STATE_NULL)
+        tn_object_set_object(playbin, "audio-sink", new.element)
+        let old = sink.withLock { current in
+            let old = current
+            current = new
+            return old
+        }
+        _ = apply(.reopen(at: position, paused: paused, now: .now))
+        // Released here, in NULL and out of playbin: its descriptor closes with it.
+        withExtendedLifetime(old) {}
+    }
+
+    /// The output's sink posted an error (snapserver went away: EPIPE; a device unplugged). The track is not at
+    /// fault: playback moves to the silent stand-in, paused where it was, and the player is told, to reconnect.
+    private func outputFailed(_ error: PlaybackError, from source: UnsafeMutablePointer<GstObject>) {
+        commandLock.withLock { _ in
+            let failing = sink.withLock { $0 }
+            // Switched away meanwhile: that sink's errors are stale.
+            guard !failing.isParked, failing.contains(source) else { return }
+            let wasPlaying = machine.withLock { $0.snapshot.status == .playing }
+            let parked: OutputSink
+            do {
+                parked = try OutputSink.parking(for: failing.output)
+            } catch {
+                logger.error("cannot build the stand-in sink: \(error)")
+                return
+            }
+            logger.error("the output \(failing.output.name) failed: \(error.message) (\(error.debug ?? ""))")
+            swapSink(to: parked, paused: true)
+            continuation.yield(.outputFailed(failing.output, error, wasPlaying: wasPlaying))
+        }
+    }
+
+    /// Whether a bus message comes from inside the current sink.
+    private func isFromSink(_ message: UnsafeMutablePointer<GstMessage>) -> UnsafeMutablePointer<GstObject>? {
+        guard let src = message.pointee.src else { return nil }
+        return sink.withLock { $0.contains(src) } ? src : nil
+    }
 
     func setVolume(_ v: Double) {
         guard v.isFinite else { return }
@@ -316,7 +387,11 @@ final class PipelineShell: Sendable {
             let watching = machine.withLock { $0.isWatching }
             let timeout = (watching ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
-                if let input = decode(message) { send(input) }
+                if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
+                    outputFailed(GStreamer.parseError(message), from: source)
+                } else if let input = decode(message) {
+                    send(input)
+                }
                 gst_message_unref(message)
             }
             // Once a second is enough for a watch measured in seconds: not after each of a buffering stream's messages.

@@ -15,20 +15,27 @@ public final class PlaybackEngine: Sendable {
     private let shell: PipelineShell
 
     /// - Parameters:
-    ///   - sinkDescription: a gst-launch style description of the audio sink, built into a bin
-    ///     with ghost pads ("wavenc ! filesink location=/tmp/x.wav", "fakesink sync=true"…).
-    ///     The default `autoaudiosink` falls back to a clock-synchronised null sink when no
-    ///     audio device works (`usingNullSink`).
+    ///   - output: where the audio goes. The default `autoaudiosink` falls back to a clock-synchronised null sink
+    ///     when no audio device works (`usingNullSink`); an output that cannot be opened now (a Snapcast server that
+    ///     is not running) starts the engine on a silent stand-in, reported at once by `.outputFailed`.
     ///   - elementSettings: properties (as strings) to set on elements playbin creates, by factory name,
     ///     e.g. `["fluiddec": ["soundfont": "/usr/share/sounds/sf2/FluidR3_GM.sf2"]]`; `tls-database` takes the
     ///     path of a PEM file of CAs.
-    /// - Throws: `PlaybackError` when the description is invalid.
-    public init(sinkDescription: String = PlaybackEngine.defaultSink,
+    /// - Throws: `PlaybackError` when the output is described wrongly (an unknown element, no sink pad).
+    public init(output: AudioOutput,
                 logger: Logger = Logger(label: "tonearm.playback"),
                 prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout,
                 elementSettings: [String: [String: String]] = [:]) throws {
-        shell = try PipelineShell(sinkDescription: sinkDescription, logger: logger, prerollTimeout: prerollTimeout,
-                                  elementSettings: elementSettings)
+        shell = try PipelineShell(output: output, logger: logger, prerollTimeout: prerollTimeout, elementSettings: elementSettings)
+    }
+
+    /// An engine whose output is a gst-launch style sink description ("wavenc ! filesink location=/tmp/x.wav",
+    /// "fakesink sync=true"…), named "default".
+    public convenience init(sinkDescription: String = PlaybackEngine.defaultSink,
+                            logger: Logger = Logger(label: "tonearm.playback"),
+                            prerollTimeout: Duration = PlaybackEngine.defaultPrerollTimeout,
+                            elementSettings: [String: [String: String]] = [:]) throws {
+        try self.init(output: .sink(sinkDescription), logger: logger, prerollTimeout: prerollTimeout, elementSettings: elementSettings)
     }
 
     deinit {
@@ -46,6 +53,30 @@ public final class PlaybackEngine: Sendable {
         }
         _ = gst_element_set_state(sink, GST_STATE_NULL)
         return !isNull
+    }
+
+    /// Opens an output and lets it go (`tonearm doctor`): true when it reaches a device, FIFO or server, false when
+    /// it would play to the null sink. Throws a `PlaybackError` that says why it cannot be opened.
+    public static func checkOutput(_ output: AudioOutput) throws -> Bool {
+        GStreamer.ensureInitialized()
+        let sink = try OutputSink.open(output, logger: Logger(label: "tonearm.doctor"))
+        return !sink.isNull
+    }
+
+    /// The output audio goes to (also while it is lost and a silent stand-in plays instead).
+    public var output: AudioOutput { shell.output }
+
+    /// Opens `output` and builds its sink, touching nothing that plays; takes at most about a second (a FIFO with
+    /// no reader, a refused or silent port are errors, never a wait). Throws a `PlaybackError` saying why.
+    public func prepareOutput(_ output: AudioOutput) throws -> PreparedOutput {
+        PreparedOutput(try OutputSink.open(output, logger: shell.logger))
+    }
+
+    /// Moves playback to a prepared output: the same item at the same position after a short gap, held paused when
+    /// `paused`, else as it was.
+    public func useOutput(_ prepared: PreparedOutput, paused: Bool?) {
+        guard let sink = prepared.sink else { return }
+        shell.useSink(sink, paused: paused)
     }
 
     /// One stream for the engine's life; consume it from one task.

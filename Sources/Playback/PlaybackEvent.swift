@@ -17,4 +17,8 @@ public enum PlaybackEvent: Sendable, Equatable {
     case buffering(PlaybackItem, Int)
     /// The item could not be played (bad file, missing file, no decoder, time-out…).
     case failed(PlaybackItem, PlaybackError)
+    /// The output could not be opened or stopped taking audio (snapserver went away): the engine holds the item
+    /// paused where it was on a silent stand-in until an output is put back (`useOutput`). `wasPlaying`: it was
+    /// playing when the output failed.
+    case outputFailed(AudioOutput, PlaybackError, wasPlaying: Bool)
 }

@@ -21,6 +21,9 @@ public struct PlaybackMachine: Sendable {
         case play(now: ContinuousClock.Instant)
         case pause(now: ContinuousClock.Instant)
         case stop
+        /// The shell took the pipeline through NULL and swapped its sink (another output): re-open the item where it
+        /// was (`at`, ns), held paused when `paused`, else as it was; with nothing under way, just READY again.
+        case reopen(at: Int64, paused: Bool?, now: ContinuousClock.Instant)
         /// Absolute position in ns.
         case seek(Int64, now: ContinuousClock.Instant)
         /// `position`: where the pipeline is now (ns), the point a rate change seeks to.
@@ -202,6 +205,7 @@ public struct PlaybackMachine: Sendable {
         case .play(let now): return resume(.playing, now: now)
         case .pause(let now): return resume(.paused, now: now)
         case .stop: return Step(effects: stop())
+        case .reopen(let position, let paused, let now): return Step(effects: reopen(at: position, paused: paused, now: now))
         case .seek(let position, let now): return seek(to: position, now: now)
         case .setRate(let rate, let position, let now): return setRate(rate, position: position, now: now)
         case .resetDone:
@@ -339,6 +343,19 @@ public struct PlaybackMachine: Sendable {
         phase = .idle
         status = .stopped
         return [.reset(fully: fully), .postMarker(generation, stopped: true)]
+    }
+
+    private mutating func reopen(at position: Int64, paused: Bool?, now: ContinuousClock.Instant) -> [Effect] {
+        // The shell went through NULL itself: no broken source group is left to clear.
+        dirty = false
+        guard let item, status != .stopped, phase == .running || isPrerolling else {
+            // Stopped, failed or at the end: the next load or play opens the item on the new sink.
+            acceptsHandOver = false
+            return [.reset(fully: false)]
+        }
+        let holdPaused = paused ?? (status == .paused)
+        return [.log("output changed: re-opening \(item) at \(position) ns")]
+            + load(item, paused: holdPaused, at: position, reload: true, now: now)
     }
 
     private mutating func seek(to requested: Int64, now: ContinuousClock.Instant) -> Step {

@@ -1,4 +1,5 @@
 import Foundation
+import Playback
 import TOMLKit
 
 /// A value from config.toml, kept Sendable and independent of the TOML parser.
@@ -34,6 +35,8 @@ public struct Configuration: Sendable, Equatable {
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// `[mpd-protocol]`: the MPD protocol server.
     public var mpdProtocol = MPDProtocolSettings()
+    /// `[outputs.NAME]`, `output`, `output-retries`, `output-retry-interval`: named outputs.
+    public var outputs = OutputSettings()
     /// Where each top-level key came from.
     public var sources: [String: Source] = ["audio-sink": .defaultValue, "tick-interval": .defaultValue]
 
@@ -58,6 +61,7 @@ public struct Configuration: Sendable, Equatable {
         }
         var config = Configuration()
         let values = convert(table)
+
         for (key, value) in values {
             switch (key, value) {
             case ("audio-sink", .string(let sink)):
@@ -94,10 +98,39 @@ public struct Configuration: Sendable, Equatable {
                 config.mpdProtocol = try MPDProtocolSettings.parse(section, origin: origin)
             case ("mpd-protocol", _):
                 throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] must be a table")
+            case ("outputs", .table(let sections)):
+                for (name, section) in sections {
+                    guard case .table(let table) = section else {
+                        throw TonearmError("InvalidConfig", "\(origin): outputs.\(name) must be a table such as [outputs.\(name)] with kind = \"snapcast-pipe\"")
+                    }
+                    config.outputs.named.append(try OutputSettings.parse(name: name, table, origin: origin))
+                }
+            case ("outputs", _):
+                throw TonearmError("InvalidConfig", "\(origin): outputs must be tables such as [outputs.kitchen]")
+            case ("output", .string(let name)) where !name.isEmpty:
+                config.outputs.start = name
+            case ("output", _):
+                throw TonearmError("InvalidConfig", "\(origin): output must be the name of an output, such as \"default\" or one of [outputs.NAME]")
+            case ("output-retries", .int(let n)) where (0...100_000).contains(n):
+                config.outputs.recovery.attempts = n
+            case ("output-retries", _):
+                throw TonearmError("InvalidConfig", "\(origin): output-retries must be a number of attempts from 0 to 100000")
+            case ("output-retry-interval", .int(let n)) where (1...3600).contains(n):
+                config.outputs.recovery.interval = .seconds(n)
+            case ("output-retry-interval", .double(let d)) where d >= 0.1 && d <= 3600:
+                config.outputs.recovery.interval = .milliseconds(Int64((d * 1000).rounded()))
+            case ("output-retry-interval", _):
+                throw TonearmError("InvalidConfig", "\(origin): output-retry-interval must be seconds from 0.1 to 3600")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, tick-interval, [playback.replaygain], [plugins.NAME], [mpd-protocol])")
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol])")
             }
             config.sources[key] = .file
+        }
+        if let start = config.outputs.start {
+            let names = config.outputs.all(audioSink: config.audioSink).map(\.name)
+            guard names.contains(start) else {
+                throw TonearmError("InvalidConfig", "\(origin): output = \"\(start)\" names no output (outputs: \(names.joined(separator: ", ")))")
+            }
         }
         return config
     }
@@ -120,6 +153,10 @@ public struct Configuration: Sendable, Equatable {
             "audio-sink = \(ConfigValue.string(audioSink))  # \(sources["audio-sink"]?.rawValue ?? "default")",
             "tick-interval = \(Double(tickInterval.components.seconds) + Double(tickInterval.components.attoseconds) / 1e18)  # \(sources["tick-interval"]?.rawValue ?? "default")",
         ]
+        lines.append("output = \(ConfigValue.string(outputs.start ?? OutputSettings.defaultName))  # \(sources["output"]?.rawValue ?? "default")")
+        lines.append("output-retries = \(outputs.recovery.attempts)  # \(sources["output-retries"]?.rawValue ?? "default")")
+        lines.append("output-retry-interval = \(Double(outputs.recovery.interval.components.seconds) + Double(outputs.recovery.interval.components.attoseconds) / 1e18)  # \(sources["output-retry-interval"]?.rawValue ?? "default")")
+        lines += outputs.describe()
         lines.append("\n[playback.replaygain]")
         lines += replayGain.describe { sources["playback.replaygain.\($0)"] ?? .defaultValue }
         lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")

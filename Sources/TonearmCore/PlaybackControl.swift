@@ -21,6 +21,12 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func setGain(_ gain: Double, forToken token: UInt64)
     /// The ReplayGain factor applied to what plays now.
     var appliedGain: Double { get }
+    /// The output audio goes to (also while it is lost).
+    var output: AudioOutput { get }
+    /// Opens an output without touching what plays; at most about a second. Throws a `PlaybackError` saying why not.
+    func prepareOutput(_ output: AudioOutput) throws -> PreparedOutput
+    /// Moves playback to a prepared output, keeping the item and position; held paused when `paused`, else as it was.
+    func useOutput(_ prepared: PreparedOutput, paused: Bool?)
     func shutdown()
 }
 

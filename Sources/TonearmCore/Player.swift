@@ -58,6 +58,9 @@ public actor Player {
     var reconnect = StreamReconnect()
     /// How full the network buffer of what plays is, 0…100 (100: not buffering).
     var bufferingPercent = 100
+    /// The outputs and the current one's trouble (PlayerOutputs.swift).
+    var outputState = OutputState()
+    let outputPolicy: OutputRecoveryPolicy
 
     /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
     final class EventSink: Sendable {
@@ -103,8 +106,12 @@ public actor Player {
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
+                outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
                 logger: Logger = Logger(label: "tonearm.player")) {
         self.replayGain = replayGain
+        outputPolicy = outputRecovery
+        let current = engine.output
+        outputState = OutputState(configured: outputs.contains { $0.name == current.name } ? outputs : [current] + outputs)
         self.reconnectPolicy = reconnectPolicy
         self.engine = engine
         self.lyricsFinder = lyricsFinder
@@ -166,6 +173,7 @@ public actor Player {
         tickTask?.cancel()
         reconnect.task?.cancel()
         reconnect.stallWatch?.cancel()
+        outputState.retry?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
         eventSink.finish()

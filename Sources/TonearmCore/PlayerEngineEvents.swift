@@ -52,6 +52,8 @@ extension Player {
                              ?? track.metadata.merging(tags, artCache: artCache))
         case .buffering(let item, let percent):
             bufferingChanged(TrackID(serial: item.token), percent)
+        case .outputFailed(let output, let error, let wasPlaying):
+            outputFailed(output, error, wasPlaying: wasPlaying)
         case .seekCompleted(let item, let ns):
             // Seeked and a tick went out when the seek was taken; the tick cadence restarts from where it landed.
             _ = ns

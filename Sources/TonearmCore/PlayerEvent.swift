@@ -24,6 +24,10 @@ public enum PlayerEvent: Sendable, Equatable {
     case buffering(TrackID, percent: Int)
     /// The ReplayGain mode changed.
     case replayGainModeChanged(ReplayGainMode)
+    /// The current output, or its trouble ("" when none), changed.
+    case outputChanged(name: String, problem: String)
+    /// The current output failed (could not open, or stopped taking audio): playback holds paused, reconnecting.
+    case outputFailed(name: String, message: String)
 }
 
 /// The player's state as MPRIS properties see it.

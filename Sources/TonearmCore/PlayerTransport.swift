@@ -4,6 +4,12 @@ import Playback
 /// Transport and settings: what MPRIS's Player methods and writable properties do.
 extension Player {
     public func play() {
+        if outputIsLost {
+            // Nothing would be heard: play once the output is back (and hold the track ready meanwhile).
+            playWhenOutputIsBack()
+            if status == .stopped { startCurrent(paused: true) }
+            return
+        }
         switch status {
         case .playing: return
         case .paused:
@@ -16,6 +22,7 @@ extension Player {
     }
 
     public func pause() {
+        if outputIsLost { stayPausedWhenOutputIsBack() }
         guard status == .playing else { return }
         cancelReconnect()
         engine.pause()
@@ -34,6 +41,7 @@ extension Player {
 
     /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
     func halt() {
+        stayPausedWhenOutputIsBack()
         cancelReconnect()
         stopStallWatch()
         startingTrack.store(false, ordering: .relaxed)
@@ -175,8 +183,14 @@ extension Player {
         load(id, paused: paused)
     }
 
-    func load(_ id: TrackID, paused: Bool, at position: Int64 = 0) {
+    func load(_ id: TrackID, paused requested: Bool, at position: Int64 = 0) {
         guard let track = queue.track(id), let serial = id.serial else { return }
+        // While the output is lost nothing plays: the track waits paused, and plays once the output is back.
+        var paused = requested
+        if outputIsLost, !paused {
+            playWhenOutputIsBack()
+            paused = true
+        }
         if reconnect.trackID != id { cancelReconnect() }
         stopStallWatch()
         queue.setCurrent(id)

@@ -85,12 +85,40 @@ struct Doctor {
             checks.append(Check(name: "audio output", verdict: .failure, detail: "\(error)", fix: "fix audio-sink in \(configFile.path)"))
         }
 
+        for output in settings.outputs.named.sorted(by: { $0.name < $1.name }) {
+            checks.append(check(output, configFile: configFile))
+        }
+
         let musicFolders = (try? Tonearmd.musicFolders(settings.pluginSections["library"] ?? [:])) ?? [music]
         for folder in musicFolders where !FileManager.default.fileExists(atPath: folder.path) {
             checks.append(Check(name: "library", verdict: .warning, detail: "the music folder \(folder.path) does not exist",
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))
         }
         return checks
+    }
+
+    /// Opens a configured output and lets it go: a Snapcast FIFO must exist and have a reader, a Snapcast port must
+    /// answer, a device or sink line must open.
+    static func check(_ output: AudioOutput, configFile: URL) -> Check {
+        let name = "output \(output.name)"
+        do {
+            let reachesDevice = try PlaybackEngine.checkOutput(output)
+            let detail = reachesDevice ? "\(output.kindName) \(output.detail) works" : "\(output.kindName) \(output.detail) works (a null or file sink, or no audio device)"
+            return Check(name: name, verdict: .ok, detail: detail)
+        } catch let error as PlaybackError {
+            let fix: String
+            switch output.kind {
+            case .snapcastPipe(let path, let format):
+                fix = "start snapserver with source = pipe://\(path)?name=Tonearm&sampleformat=\(format) in /etc/snapserver.conf ([stream]), or fix path in [outputs.\(output.name)]"
+            case .snapcastTCP(let host, let port, let format):
+                fix = "start snapserver with source = tcp://\(host):\(port)?name=Tonearm&mode=server&sampleformat=\(format), or fix host and port in [outputs.\(output.name)]"
+            case .local, .pipeline:
+                fix = "fix [outputs.\(output.name)] in \(configFile.path)"
+            }
+            return Check(name: name, verdict: .failure, detail: error.message, fix: fix)
+        } catch {
+            return Check(name: name, verdict: .failure, detail: "\(error)", fix: "fix [outputs.\(output.name)] in \(configFile.path)")
+        }
     }
 
     static func json(_ checks: [Check]) -> String {

@@ -24,9 +24,22 @@ struct EffectiveConfig {
         let seconds = Double(settings.tickInterval.components.seconds) + Double(settings.tickInterval.components.attoseconds) / 1e18
         rows.append(Row(section: "", key: "audio-sink", value: .string(settings.audioSink), source: settings.sources["audio-sink"]?.rawValue ?? "default"))
         rows.append(Row(section: "", key: "tick-interval", value: .double(seconds), source: settings.sources["tick-interval"]?.rawValue ?? "default"))
+        let outputs = settings.outputs
+        let interval = Double(outputs.recovery.interval.components.seconds) + Double(outputs.recovery.interval.components.attoseconds) / 1e18
+        rows.append(Row(section: "", key: "output", value: .string(outputs.start ?? OutputSettings.defaultName),
+                        source: settings.sources["output"]?.rawValue ?? "default"))
+        rows.append(Row(section: "", key: "output-retries", value: .int(outputs.recovery.attempts),
+                        source: settings.sources["output-retries"]?.rawValue ?? "default"))
+        rows.append(Row(section: "", key: "output-retry-interval", value: .double(interval),
+                        source: settings.sources["output-retry-interval"]?.rawValue ?? "default"))
         for (key, value) in settings.replayGain.values {
             rows.append(Row(section: "playback.replaygain", key: key, value: value,
                             source: settings.sources["playback.replaygain.\(key)"]?.rawValue ?? "default"))
+        }
+        for output in outputs.named.sorted(by: { $0.name < $1.name }) {
+            for (key, value) in OutputSettings.values(of: output) {
+                rows.append(Row(section: "outputs.\(output.name)", key: key, value: value, source: "file"))
+            }
         }
 
         let music = LocalLibrary.defaultMusicFolder(environment: environment)

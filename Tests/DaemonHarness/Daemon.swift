@@ -57,8 +57,9 @@ public final class Daemon: @unchecked Sendable {
 
     /// Starts tonearmd and waits until it owns its bus name and has answered a first call: the daemon takes its name
     /// first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
-    public func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", tickInterval: Double? = nil) async throws {
-        var args = ["--audio-sink", sink]
+    /// `sink` nil: no --audio-sink, so the config's output plays.
+    public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil) async throws {
+        var args = sink.map { ["--audio-sink", $0] } ?? []
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)
@@ -93,6 +94,13 @@ public final class Daemon: @unchecked Sendable {
     }
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Writes the daemon's config.toml (before `start`).
+    public func writeConfig(_ text: String) throws {
+        let config = home.file("config/tonearm/config.toml")
+        try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: config, atomically: true, encoding: .utf8)
+    }
 
     // MARK: Clients
 

@@ -32,12 +32,6 @@ import Testing
         #expect(r.status == 0, "\(r.err)")
     }
 
-    static func writeConfig(_ d: Daemon, _ text: String) throws {
-        let config = d.home.file("config/tonearm/config.toml")
-        try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: config, atomically: true, encoding: .utf8)
-    }
-
     static func rms(_ samples: ArraySlice<Int16>) -> Double {
         (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot()
     }
@@ -71,7 +65,7 @@ import Testing
         try TagFields.write(three.path, [(key: "R128_TRACK_GAIN", value: "-2048")])
         let expectedTwoGain = pow(10, (-18 - (try await Self.loudgain(two))) / 20)
 
-        try Self.writeConfig(d, "[playback.replaygain]\nmode = \"\(mode)\"\n")
+        try d.writeConfig("[playback.replaygain]\nmode = \"\(mode)\"\n")
         let out = d.media.file("rendered.wav")
         try await d.start([], sink: "audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=48000,channels=2 ! wavenc ! filesink location=\(out.path)")
         var last: [DBusValue] = []
@@ -123,7 +117,7 @@ import Testing
         try WAV(sampleRate: Self.rate, channels: 2, samples: Self.cosine(0..<96_000, peak: hotPeak)).write(to: scratch)
         try await Self.encode(scratch, to: hot, "flacenc")
         try TagFields.write(hot.path, [(key: "REPLAYGAIN_TRACK_GAIN", value: "+6.00 dB"), (key: "REPLAYGAIN_TRACK_PEAK", value: "0.900000")])
-        try Self.writeConfig(d, "[playback.replaygain]\nmode = \"off\"\nclipping-prevention = true\n")
+        try d.writeConfig("[playback.replaygain]\nmode = \"off\"\nclipping-prevention = true\n")
         let out = d.media.file("rendered.wav")
         try await d.start([], sink: "audioconvert ! audio/x-raw,format=S16LE,rate=48000,channels=2 ! wavenc ! filesink location=\(out.path)")
         // The mode changes live, before the track plays.

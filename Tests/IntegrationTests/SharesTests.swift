@@ -185,7 +185,9 @@ import Testing
         try Self.wav(seed: 2).write(to: inbox.appendingPathComponent("still downloading.wav.crdownload"))
         let (_, received, rejected) = try await Self.start(d)
         try await d.waitFor("taken at start", timeout: .seconds(60)) {
+            // The note is written just after the file is set aside: wait for both.
             Self.files(received) == ["while away.wav"] && Self.files(rejected).contains("junk.flac")
+                && Self.files(rejected).contains("junk.flac.reason.txt")
         }
         // The iOS behaviour by default: it plays.
         try await d.waitFor("it plays") { try await d.metadata()["xesam:url"]?.stringValue?.hasSuffix("/Received/while%20away.wav") == true }

@@ -23,12 +23,6 @@ import Testing
         return file
     }
 
-    static func writeConfig(_ d: Daemon, _ text: String) throws {
-        let file = d.home.file("config/tonearm/config.toml")
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: file, atomically: true, encoding: .utf8)
-    }
-
     /// A dominant frequency by zero crossings (good enough for a clean sine).
     static func frequency(_ samples: ArraySlice<Int16>, rate: Int = 44100) -> Double {
         var crossings = 0
@@ -108,7 +102,7 @@ import Testing
         let icecast = try await Icecast()
         try await icecast.startMP3Source(mount: "/drop.mp3", station: "Drop FM")
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 30\nreconnect-delay = 0.5\nreconnect-max-delay = 1\n")
+        try d.writeConfig("[plugins.streams]\nreconnect-attempts = 30\nreconnect-delay = 0.5\nreconnect-max-delay = 1\n")
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start(["--verbose"]) // the log names each start of the stream
         _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/drop.mp3"))])
@@ -292,7 +286,7 @@ import Testing
         try WAV.sine(seconds: 1).write(to: files.file("tone.wav"))
         let proxy = try await TestHTTPServer(root: files.url)
         let nowhere = try freeLoopbackPort() // nothing listens there
-        try Self.writeConfig(d, "[plugins.streams]\nuser-agent = \"TonearmTest/9 (proxy check)\"\n")
+        try d.writeConfig("[plugins.streams]\nuser-agent = \"TonearmTest/9 (proxy check)\"\n")
         d.extraEnvironment["http_proxy"] = "http://127.0.0.1:\(proxy.port)"
         d.extraEnvironment["no_proxy"] = ""
         d.extraEnvironment["NO_PROXY"] = ""
@@ -363,7 +357,7 @@ import Testing
 
         // With the CA as ca-file: the playlist over https queues its entry, which plays to its end.
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nca-file = \"\(pki.caFile.path)\"\n")
+        try d.writeConfig("[plugins.streams]\nca-file = \"\(pki.caFile.path)\"\n")
         let out = d.media.file("rendered.wav")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
@@ -382,7 +376,7 @@ import Testing
 
         // A ca-file that holds no certificate stops the daemon at start with a message naming it.
         let broken = try Daemon()
-        try Self.writeConfig(broken, "[plugins.streams]\nca-file = \"/etc/hostname\"\n")
+        try broken.writeConfig("[plugins.streams]\nca-file = \"/etc/hostname\"\n")
         await #expect(throws: (any Error).self) { try await broken.start() }
         #expect(broken.log.contains("ca-file /etc/hostname"), "\(broken.log.suffix(500))")
     }
@@ -391,7 +385,7 @@ import Testing
         let files = TemporaryDirectory("tonearm-served")
         let server = try await TestHTTPServer(root: files.url)
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nconnect-timeout = 3\nread-timeout = 2\nreconnect-attempts = 0\n")
+        try d.writeConfig("[plugins.streams]\nconnect-timeout = 3\nread-timeout = 2\nreconnect-attempts = 0\n")
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start()
         func expectError(_ name: String, _ uri: String) async {
@@ -437,7 +431,7 @@ import Testing
         let server = try await TestHTTPServer(root: files.url)
         let d = try Daemon()
         // Long enough that the calls below are surely made while the OpenUri still waits.
-        try Self.writeConfig(d, "[plugins.streams]\nconnect-timeout = 20\n")
+        try d.writeConfig("[plugins.streams]\nconnect-timeout = 20\n")
         try await d.start()
         let url = server.url("/slow-headers")
         let answered = Mutex(false)
@@ -468,7 +462,7 @@ import Testing
         let live = try await Self.constantRateMP3(files.file("live.mp3"), buffers: 480)
         let server = try await TestHTTPServer(root: files.url, liveFile: live)
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nread-timeout = 2\nreconnect-attempts = 1\nreconnect-delay = 0.2\n")
+        try d.writeConfig("[plugins.streams]\nread-timeout = 2\nreconnect-attempts = 1\nreconnect-delay = 0.2\n")
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start(sink: Self.rawSink(d.media.file("stalls.raw").path))
         _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-stalls"))])
@@ -493,7 +487,7 @@ import Testing
         try #require(made.status == 0, "\(made.err)")
         let server = try await TestHTTPServer(root: files.url, liveFile: live)
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nreconnect-attempts = 2\nreconnect-delay = 0.2\nreconnect-max-delay = 0.5\n")
+        try d.writeConfig("[plugins.streams]\nreconnect-attempts = 2\nreconnect-delay = 0.2\nreconnect-max-delay = 0.5\n")
         let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         let seeked = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
@@ -575,7 +569,7 @@ import Testing
             .write(to: files.file("big.m3u"), atomically: true, encoding: .utf8)
         let server = try await TestHTTPServer(root: files.url)
         let d = try Daemon()
-        try Self.writeConfig(d, "[plugins.streams]\nplaylist-max-bytes = 2048\n")
+        try d.writeConfig("[plugins.streams]\nplaylist-max-bytes = 2048\n")
         try await d.start()
         do {
             _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/big.m3u"))])

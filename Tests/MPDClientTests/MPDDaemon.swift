@@ -15,7 +15,7 @@ final class MPDDaemon: @unchecked Sendable {
     /// `titles`: one WAV per title in `Music/Album/`, `seconds` long; `cover`: a folder image beside them.
     /// `connectionTimeout`: long by default, so a loaded machine's pauses never drop a test's own quiet client.
     init(titles: [String] = ["One", "Two", "Three"], seconds: Double = 30, password: String? = nil, cover: Bool = true,
-         connectionTimeout: Int = 3600) throws {
+         connectionTimeout: Int = 3600, extraConfig: String = "") throws {
         d = try Daemon()
         music = d.home.file("Music")
         let album = music.appendingPathComponent("Album")
@@ -29,6 +29,7 @@ final class MPDDaemon: @unchecked Sendable {
         var text = "[plugins.library]\nfolders = [\"\(music.path)\"]\n\n[mpd-protocol]\nenabled = true\nport = 0\nunix-socket = \"\(socketPath)\"\n"
         text += "connection-timeout = \(connectionTimeout)\n"
         if let password { text += "password = \"\(password)\"\n" }
+        text += extraConfig
         try text.write(to: config, atomically: true, encoding: .utf8)
     }
 

@@ -65,7 +65,22 @@ import Testing
         #expect(crossfade.status != 0)
         #expect(crossfade.err.contains("not supported"), "\(crossfade.err)")
         #expect(try await m.mpc("lsplaylists").out == "")
-        #expect(try await m.mpc("outputs").out.contains("Output 1 (fakesink sync=true) is enabled"))
+        #expect(try await m.mpc("outputs").out.contains("Output 1 (default) is enabled"))
+    }
+
+    /// Tonearm's named outputs are MPD's outputs, one enabled at a time: enabling another switches to it.
+    @Test func enablingAnOutputSwitchesToIt() async throws {
+        let m = try MPDDaemon(extraConfig: "\n[outputs.file]\nkind = \"pipeline\"\nsink = \"fakesink sync=true\"\n")
+        try await m.start()
+        let before = try await m.mpc("outputs").out
+        #expect(before.contains("Output 1 (default) is enabled") && before.contains("Output 2 (file) is disabled"), "\(before)")
+        #expect(try await m.mpc("enable", "2").status == 0)
+        #expect(try await m.d.get(Daemon.tonearm, "Output").stringValue == "file")
+        let after = try await m.mpc("outputs").out
+        #expect(after.contains("Output 1 (default) is disabled") && after.contains("Output 2 (file) is enabled"), "\(after)")
+        let off = try await m.mpc("disable", "2")
+        #expect(off.status != 0 && off.err.contains("one output at a time"), "\(off.err)")
+        #expect(try await m.mpc("enable", "7").status != 0)
     }
 
     /// A change made over MPRIS wakes `mpc idle`. The change is made again until mpc has heard one, so it does not

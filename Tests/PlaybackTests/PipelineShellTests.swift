@@ -8,7 +8,7 @@ import Testing
     /// wrapped in two more thunks at every read, so each hand-over ran deeper in the stack than the one before (a
     /// long-running daemon died of a stack overflow). The thousandth must run exactly as deep as the first.
     @Test func theNextItemProviderRunsAtTheSameDepthEveryTime() throws {
-        let shell = try PipelineShell(sinkDescription: "fakesink", logger: .init(label: "test"), prerollTimeout: .seconds(10))
+        let shell = try PipelineShell(output: .sink("fakesink"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
         defer { shell.shutdown() }
         let depths = Mutex<[UInt]>([])
         shell.setProvider { finishing in

@@ -248,6 +248,63 @@ import Testing
         #expect(r.started.isEmpty, "a reload is not a new start")
     }
 
+    // MARK: Another output
+
+    /// After the shell swapped the sink (playbin went through NULL), the item is re-opened where it was.
+    @Test("an output switch re-opens the item at its position, keeps the status, no second start", arguments: [
+        (PlaybackState.playing, Bool?.none, PlaybackState.playing, [PlaybackMachine.PipelineState.paused, .playing]),
+        (.paused, nil, .paused, [.paused]),
+        (.playing, true, .paused, [.paused]),
+        (.paused, false, .playing, [.paused, .playing]),
+    ])
+    func reopenKeepsPositionAndStatus(before: PlaybackState, paused: Bool?, after: PlaybackState, states: [PlaybackMachine.PipelineState]) {
+        var r = Rig()
+        r.play(Self.a, paused: before == .paused)
+        _ = r.takeEffects()
+        r.send(.reopen(at: 12 * Self.s, paused: paused, now: r.t0))
+        #expect(r.machine.snapshot.status == after, "the status reads as it will be at once")
+        #expect(r.machine.snapshot.positionOverride == 12 * Self.s, "Position reads where it was while it re-opens")
+        #expect(r.effects.contains(.setURI(Self.a.uri)))
+        #expect(r.effects.contains(.reset(fully: false)), "the shell went through NULL already")
+        r.deliverMarkers()
+        r.send(.streamStart(group: 11, duration: 60 * Self.s, seekable: true))
+        r.send(.asyncDone(position: 0, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [12 * Self.s], "prerolled, then to the position")
+        r.send(.asyncDone(position: 12 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.started.isEmpty, "the same item: no new start, so the track id stays")
+        #expect(r.states == states, "held paused until the seek landed, then as asked")
+        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.machine.snapshot.item == Self.a)
+    }
+
+    @Test("an output switch while stopped or after the end only readies the pipeline")
+    func reopenWhileIdle() {
+        var r = Rig()
+        r.send(.reopen(at: 0, paused: nil, now: r.t0))
+        #expect(r.effects == [.reset(fully: false)])
+        r.play(Self.a)
+        r.send(.endOfStream)
+        _ = r.takeEffects()
+        r.send(.reopen(at: 60 * Self.s, paused: true, now: r.t0))
+        #expect(r.effects == [.reset(fully: false)])
+        r.send(.play(now: r.t0))
+        #expect(r.effects.contains(.setURI(Self.a.uri)), "Play after the end starts the item again, on the new sink")
+    }
+
+    @Test("an error from the old sink posted before the switch is not taken for the re-opened item")
+    func reopenDropsTheOldSinksError() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.reopen(at: 5 * Self.s, paused: true, now: r.t0))
+        // The old sink's EPIPE and the upstream flow error were on the bus before the new marker.
+        r.send(.error(PlaybackError(domain: "resource", code: 10, message: "Error while writing to file descriptor"), now: r.t0))
+        r.send(.error(PlaybackError(domain: "stream", code: 1, message: "Internal data stream error."), now: r.t0))
+        #expect(!r.events.contains { if case .failed = $0 { return true }; return false })
+        r.deliverMarkers()
+        #expect(r.machine.snapshot.item == Self.a)
+        #expect(r.machine.snapshot.status == .paused)
+    }
+
     // MARK: Hand-over
 
     @Test("no hand-over while a seek is decided or a load replaces the item")

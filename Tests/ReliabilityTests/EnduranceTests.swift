@@ -36,7 +36,7 @@ import Testing
         func changed() -> Int {
             starts.signals.filter { $0.arguments.count > 1 && $0.arguments[1].vardictValue?["Metadata"] != nil }.count
         }
-        let warmed = try await eventually(timeout: .seconds(120)) { changed() >= 40 }
+        let warmed = await eventually(timeout: .seconds(120)) { changed() >= 40 }
         if !warmed {
             let loop = try await d.get(Daemon.player, "LoopStatus")
             Issue.record("warm-up: \(changed()) track changes in 120 s; PlaybackStatus \(try await d.status()), LoopStatus \(loop); daemon log:\n\(d.log.suffix(3000))")

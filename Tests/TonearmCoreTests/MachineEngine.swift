@@ -13,6 +13,9 @@ final class MachineEngine: PlaybackControl, Sendable {
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var commands: [String] = []
         var gains: [UInt64: Double] = [:]
+        var output = AudioOutput.sink("fakesink sync=true")
+        /// Outputs that cannot be opened now, by name.
+        var unavailable: Set<String> = []
     }
     private let state = Mutex(State())
     let events: AsyncStream<PlaybackEvent>
@@ -57,6 +60,31 @@ final class MachineEngine: PlaybackControl, Sendable {
     func setRate(_ rate: Double) -> Bool { send(.setRate(rate, position: reportedPosition, now: .now), "rate \(rate)") }
     func setVolume(_ volume: Double) { state.withLock { $0.volume = volume } }
     func shutdown() { continuation.finish() }
+
+    var output: AudioOutput { state.withLock { $0.output } }
+
+    func prepareOutput(_ output: AudioOutput) throws -> PreparedOutput {
+        guard !state.withLock({ $0.unavailable.contains(output.name) }) else {
+            throw OutputConnection.failure("nothing reads the output \(output.name)")
+        }
+        return PreparedOutput(unbuilt: output)
+    }
+
+    func useOutput(_ prepared: PreparedOutput, paused: Bool?) {
+        state.withLock { $0.output = prepared.output }
+        send(.reopen(at: reportedPosition, paused: paused, now: .now), "output \(prepared.output.name)\(paused.map { $0 ? " paused" : " playing" } ?? "")")
+    }
+
+    /// Which outputs cannot be opened from now on.
+    func setUnavailable(_ names: Set<String>) { state.withLock { $0.unavailable = names } }
+
+    /// The output's sink fails as a real one does when its reader goes away: the item is held paused where it was,
+    /// and the failure is reported.
+    func failOutput() {
+        let (output, wasPlaying) = state.withLock { ($0.output, $0.machine.snapshot.status == .playing) }
+        send(.reopen(at: reportedPosition, paused: true, now: .now), nil)
+        continuation.yield(.outputFailed(output, OutputConnection.failure("write: Broken pipe"), wasPlaying: wasPlaying))
+    }
 
     // MARK: The fake pipeline
 

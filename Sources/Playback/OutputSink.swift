@@ -1,0 +1,102 @@
+import CGStreamer
+import Foundation
+import Logging
+
+/// The sink bin built for one output, with the descriptor it writes to (a Snapcast FIFO or socket), which is closed
+/// only when the bin is let go of: after playbin has gone through NULL and dropped it.
+final class OutputSink: @unchecked Sendable {
+    let output: AudioOutput
+    /// A non-floating reference, ours.
+    let element: UnsafeMutablePointer<GstElement>
+    /// The silent clock-synchronised stand-in (no device, or the real output was lost).
+    let isNull: Bool
+    /// The stand-in for an output that was lost.
+    let isParked: Bool
+    private let fd: Int32?
+
+    private init(output: AudioOutput, element: UnsafeMutablePointer<GstElement>, isNull: Bool, fd: Int32?, isParked: Bool = false) {
+        self.output = output
+        self.element = element
+        self.isNull = isNull
+        self.fd = fd
+        self.isParked = isParked
+    }
+
+    deinit {
+        _ = gst_element_set_state(element, GST_STATE_NULL)
+        gst_object_unref(element)
+        if let fd { close(fd) }
+    }
+
+    /// Builds and opens the sink of `output`; throws a `PlaybackError` that says why it cannot (within about a
+    /// second: nothing here waits for a reader or a server).
+    static func open(_ output: AudioOutput, logger: Logger) throws -> OutputSink {
+        switch output.kind {
+        case .local(let device, let element):
+            guard let device else {
+                let (sink, isNull) = try AudioSink.make(PlaybackEngine.defaultSink, logger: logger)
+                return OutputSink(output: output, element: sink, isNull: isNull, fd: nil)
+            }
+            let quoted = "\"" + device.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            return try checked(output, AudioSink.parse("\(element ?? "alsasink") device=\(quoted)"), isNull: false)
+        case .pipeline(let line):
+            let (sink, isNull) = try AudioSink.make(line, logger: logger)
+            return try checked(output, sink, isNull: isNull)
+        case .snapcastPipe(let path, let format):
+            return try writing(output, to: OutputConnection.openFIFO(path), format: format)
+        case .snapcastTCP(let host, let port, let format):
+            return try writing(output, to: OutputConnection.connect(host: host, port: port), format: format)
+        }
+    }
+
+    /// Where the audio waits while the real output is gone: silent, at the pace of the clock.
+    static func parking(for output: AudioOutput) throws -> OutputSink {
+        OutputSink(output: output, element: try AudioSink.parse("fakesink sync=true"), isNull: true, fd: nil, isParked: true)
+    }
+
+    /// The stream converted to the Snapcast source's raw format and written to `fd`. Not synchronised to the clock:
+    /// the reader's pace is the clock (with `sync=true` a FIFO drops the start).
+    private static func writing(_ output: AudioOutput, to fd: Int32, format: AudioOutput.SampleFormat) throws -> OutputSink {
+        let line = "audioconvert ! audioresample ! audio/x-raw,format=S16LE,layout=interleaved,rate=\(format.rate),channels=\(format.channels)"
+            + " ! fdsink fd=\(fd) sync=false"
+        do {
+            return OutputSink(output: output, element: try AudioSink.parse(line), isNull: false, fd: fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Opens the sink once (READY) so that a device or file that cannot open is an error now, not a failed track.
+    private static func checked(_ output: AudioOutput, _ sink: UnsafeMutablePointer<GstElement>, isNull: Bool) throws -> OutputSink {
+        let built = OutputSink(output: output, element: sink, isNull: isNull, fd: nil)
+        guard gst_element_set_state(sink, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE else {
+            throw OutputConnection.failure("the output '\(output.name)' (\(output.detail)) cannot be opened")
+        }
+        _ = gst_element_set_state(sink, GST_STATE_NULL)
+        return built
+    }
+
+    /// Whether a GStreamer object is this sink or inside it (the source of a bus message).
+    func contains(_ object: UnsafeMutablePointer<GstObject>) -> Bool {
+        let mine = tn_gst_object(element)
+        return object == mine || gst_object_has_as_ancestor(object, mine) != 0
+    }
+}
+
+/// An output opened and ready to take over (`PlaybackEngine.prepareOutput`), handed to `useOutput`.
+public final class PreparedOutput: Sendable {
+    public let output: AudioOutput
+    let sink: OutputSink?
+
+    init(_ sink: OutputSink) {
+        output = sink.output
+        self.sink = sink
+    }
+
+    /// For engines without GStreamer (tests' fakes): an output with nothing built.
+    public init(unbuilt output: AudioOutput) {
+        self.output = output
+        sink = nil
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+/// A real snapserver on free loopback ports, from a generated config (HTTP and JSON-RPC off, no Avahi needed), as an
+/// ordinary child process; its source is a FIFO (`pipe://`) or a TCP port it listens on (`tcp://…?mode=server`).
+/// Its snapclients write what they play, raw, to files (`--player file`).
+public final class Snapcast: @unchecked Sendable {
+    public enum Source: Sendable { case pipe, tcp }
+
+    public let folder = TemporaryDirectory("tonearm-snapcast")
+    public let source: Source
+    /// Where snapclients connect.
+    public let streamPort: Int
+    /// The FIFO of a pipe source.
+    public var fifo: String { folder.file("snapfifo").path }
+    /// The port a tcp source listens on for the player.
+    public let sourcePort: Int
+    public private(set) var server: ChildProcess?
+    private var clients: [String: ChildProcess] = [:]
+    private var starts = 0
+
+    public init(_ source: Source) async throws {
+        self.source = source
+        streamPort = try freeLoopbackPort()
+        sourcePort = try freeLoopbackPort()
+        try await start()
+    }
+
+    deinit { stop() }
+
+    var config: String {
+        let uri = switch source {
+        case .pipe: "pipe://\(fifo)?name=Tonearm&sampleformat=48000:16:2"
+        case .tcp: "tcp://127.0.0.1:\(sourcePort)?name=Tonearm&mode=server&sampleformat=48000:16:2"
+        }
+        return """
+            [server]
+            datadir = \(folder.url.path)
+            [http]
+            enabled = false
+            [tcp]
+            enabled = false
+            [stream]
+            bind_to_address = 127.0.0.1
+            port = \(streamPort)
+            source = \(uri)
+            [logging]
+            sink = stderr
+            filter = *:info
+
+            """
+    }
+
+    /// Starts (or starts again) the server and returns once snapclients can connect and its source is open.
+    public func start() async throws {
+        let conf = folder.file("snapserver.conf")
+        try config.write(to: conf, atomically: true, encoding: .utf8)
+        starts += 1
+        let process = try ChildProcess(ChildProcess.which("snapserver"), ["-c", conf.path], captureOutput: false,
+                                       outputFile: folder.file("server-\(starts).log").path)
+        server = process
+        let up = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            guard process.isRunning else { return true }
+            guard Self.accepts(self.streamPort) else { return false }
+            if self.source == .pipe {
+                var info = stat()
+                return stat(self.fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
+            }
+            return true
+        }
+        guard up, process.isRunning else {
+            throw IcecastError("snapserver did not start: \(process.writtenOutput.suffix(2000))")
+        }
+    }
+
+    /// Kills the server at once, as a crash would.
+    public func kill() {
+        server?.kill()
+    }
+
+    /// Starts a snapclient writing raw 48 kHz 16-bit stereo to `NAME.raw` and returns that file once the server has
+    /// greeted it.
+    public func addClient(_ name: String) async throws -> URL {
+        let file = folder.file("\(name).raw")
+        let process = try ChildProcess(ChildProcess.which("snapclient"),
+                                       ["-h", "127.0.0.1", "-p", String(streamPort), "--hostID", name,
+                                        "--player", "file:filename=\(file.path)", "--logsink", "stderr"],
+                                       captureOutput: false, outputFile: folder.file("\(name).log").path)
+        clients[name] = process
+        let greeted = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            !process.isRunning || (self.server?.writtenOutput.contains("Hello from \(name)") ?? false)
+        }
+        guard greeted, process.isRunning else {
+            throw IcecastError("snapclient \(name) did not connect: \(process.writtenOutput.suffix(2000))")
+        }
+        return file
+    }
+
+    /// Every snapclient and the server, stopped.
+    public func stop() {
+        for client in clients.values { client.kill() }
+        clients = [:]
+        server?.kill()
+    }
+
+    /// The samples a client has written so far (interleaved stereo).
+    public static func samples(_ file: URL) -> [Int16] {
+        guard let data = try? Data(contentsOf: file) else { return [] }
+        // Copied into an Int16 array (aligned); the file is little-endian, as is every machine this runs on.
+        var samples = [Int16](repeating: 0, count: data.count / 2)
+        _ = samples.withUnsafeMutableBytes { data.copyBytes(to: $0) }
+        return samples
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+/// How what a snapclient played compares with what was sent: where the sound starts, how much of the expected
+/// samples came through exactly, what snapclient's own clock sync changed, and how much of the end is missing.
+public struct ReceivedAudio: CustomStringConvertible, Sendable {
+    /// A place where the received audio skips ahead (frames dropped) or repeats (frames inserted) against the
+    /// expected, as snapclient does to stay in sync when its player wakes late; or silence it played in between.
+    public struct Correction: Sendable, CustomStringConvertible {
+        /// Frame of the expected audio where it happened.
+        public var at: Int
+        /// Frames skipped (positive) or repeated (negative) in the expected audio.
+        public var shift: Int
+        /// Frames of silence inserted there.
+        public var silence: Int
+        public var description: String { "at \(at): shift \(shift), silence \(silence)" }
+    }
+
+    /// Frames of silence before the first sample.
+    public var leadingSilence = 0
+    /// Frames of the expected audio cut from the start (0: it starts with the first sample sent).
+    public var startCut = 0
+    /// Frames that match the expected audio exactly.
+    public var matching = 0
+    /// Frames of the expected audio missing at the end.
+    public var tailCut = 0
+    /// The first frame (of the expected audio) after which the received audio cannot be found in it any more.
+    public var firstDifference: Int?
+    /// Non-silent frames after the expected audio ended.
+    public var extra = 0
+    public var corrections: [Correction] = []
+
+    public var description: String {
+        "leading silence \(leadingSilence), start cut \(startCut), matching \(matching), tail cut \(tailCut), first difference \(firstDifference.map(String.init) ?? "none"), extra \(extra), corrections \(corrections)"
+    }
+
+    /// Compares interleaved `received` with `expected`; the start is found by matching its first 100 ms.
+    public init?(_ received: [Int16], expected: [Int16], channels: Int = 2) {
+        guard let first = received.firstIndex(where: { $0 != 0 }) else { return nil }
+        let start = first - first % channels
+        leadingSilence = start / channels
+        guard let offset = Self.find(received, at: start, in: expected, around: 0, within: 48000, channels: channels) else { return nil }
+        startCut = offset / channels
+        var r = start, e = offset, same = 0
+        while r < received.count, e < expected.count {
+            if received[r] == expected[e] {
+                r += 1
+                e += 1
+                same += 1
+                continue
+            }
+            if received[r...].allSatisfy({ $0 == 0 }) { break } // the stream went idle: a tail cut
+            // Back to the start of this frame, skip any silence played in between, and find where it goes on.
+            r -= r % channels
+            e -= e % channels
+            var silent = r
+            while silent < received.count, received[silent] == 0 { silent += 1 }
+            silent -= silent % channels
+            guard silent < received.count,
+                  let resumed = Self.find(received, at: silent, in: expected, around: e, within: 4800, channels: channels) else {
+                firstDifference = e / channels
+                break
+            }
+            corrections.append(Correction(at: e / channels, shift: (resumed - e) / channels, silence: (silent - r) / channels))
+            r = silent
+            e = resumed
+        }
+        matching = same / channels
+        tailCut = max(0, (expected.count - e) / channels)
+        if e >= expected.count, r < received.count { extra = received[r...].filter { $0 != 0 }.count / channels }
+    }
+
+    /// Where in `expected`, within `within` frames of `around`, the 100 ms of `received` from `index` are found.
+    static func find(_ received: [Int16], at index: Int, in expected: [Int16], around: Int, within: Int, channels: Int) -> Int? {
+        let probe = min(4800 * channels, received.count - index)
+        guard probe >= 480 * channels else { return nil }
+        let window = received[index..<(index + probe)]
+        let low = max(0, around - within * channels), high = min(expected.count - probe, around + within * channels)
+        guard low <= high else { return nil }
+        // Nearest first: a correction is small.
+        for distance in stride(from: 0, through: max(around - low, high - around), by: channels) {
+            for candidate in [around + distance, around - distance] where candidate >= low && candidate <= high {
+                if expected[candidate..<(candidate + probe)].elementsEqual(window) { return candidate }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Playback
+import TestSupport
+import Testing
+@testable import TonearmCore
+
+/// Outputs on the Player, against the real playback machine with a fake pipeline: switching keeps the track and
+/// position; a lost output holds playback paused with a reason and plays on once it is back.
+@Suite struct PlayerOutputTests {
+    let engine = MachineEngine()
+    let player: Player
+    let heard = EventLog()
+    let art = TemporaryDirectory("player-outputs")
+    static let kitchen = AudioOutput(name: "kitchen", kind: .snapcastPipe(path: "/tmp/kitchen", format: .init()))
+    static let den = AudioOutput(name: "den", kind: .snapcastTCP(host: "127.0.0.1", port: 4953, format: .init()))
+
+    init() async {
+        player = await Self.player(engine, art, attempts: 500)
+        let events = player.events
+        Task { [heard] in for await e in events { heard.append(e) } }
+    }
+
+    /// A started player that tries a lost output `attempts` times, 20 ms apart.
+    static func player(_ engine: MachineEngine, _ art: TemporaryDirectory, attempts: Int) async -> Player {
+        let player = Player(engine: engine, plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url),
+                            outputs: [kitchen, den], outputRecovery: OutputRecoveryPolicy(attempts: attempts, interval: .milliseconds(20)))
+        await player.start()
+        return player
+    }
+
+    /// Two tracks queued, the first playing at 12 s.
+    func playingAt12s() async throws -> [TrackID] {
+        try await Self.playingAt12s(player, engine, art)
+    }
+
+    static func playingAt12s(_ player: Player, _ engine: MachineEngine, _ art: TemporaryDirectory) async throws -> [TrackID] {
+        let uris = try ["a.ogg", "b.ogg"].map { name -> String in
+            let file = art.file(name)
+            try Data().write(to: file)
+            return file.absoluteString
+        }
+        let (ids, _) = await player.addSkippingBad(uris, at: .end, replacing: true)
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.setPipelinePosition(12_000_000_000)
+        return ids
+    }
+
+    func settle(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
+        let ok = await eventually(timeout: .seconds(10)) { await condition() }
+        #expect(ok, "timed out waiting for \(what)")
+    }
+
+    @Test func theListHasTheStartingOutputFirstThenTheConfiguredOnes() async {
+        #expect(await player.outputs.map(\.name) == ["default", "kitchen", "den"])
+        #expect(await player.outputs[1].kind == "snapcast-pipe")
+        #expect(await player.outputName == "default")
+        #expect(await player.outputProblem == "")
+    }
+
+    @Test func switchingWhilePlayingKeepsTrackPositionQueueAndStatus() async throws {
+        let ids = try await playingAt12s()
+        try await player.setOutput("kitchen")
+        #expect(engine.commands.last == "output kitchen")
+        #expect(await player.outputName == "kitchen")
+        #expect(await player.snapshot.status == .playing)
+        #expect(await player.snapshot.current?.id == ids[0])
+        #expect(await player.snapshot.trackIDs == ids)
+        #expect(await player.position() == 12_000_000, "the re-opened item starts where it was")
+        engine.prerollAndStart()
+        engine.seekLands()
+        #expect(await player.position() == 12_000_000)
+        try await settle("Output announced") { heard.all.contains(.outputChanged(name: "kitchen", problem: "")) }
+        #expect(!heard.all.contains { if case .seeked = $0 { return true }; return false }, "no Seeked: the position did not jump")
+    }
+
+    @Test func anOutputThatCannotOpenIsAnErrorAndPlaybackStaysWhereItWas() async throws {
+        let ids = try await playingAt12s()
+        engine.setUnavailable(["kitchen"])
+        let before = engine.commands
+        await #expect { try await player.setOutput("kitchen") } throws: { ($0 as? TonearmError)?.name == "org.tonearm.Error.OutputUnavailable" }
+        await #expect { try await player.setOutput("attic") } throws: { ($0 as? TonearmError)?.name == "org.tonearm.Error.NoSuchOutput" }
+        #expect(engine.commands == before, "nothing was asked of the engine")
+        #expect(await player.outputName == "default")
+        #expect(await player.snapshot.status == .playing)
+        #expect(await player.snapshot.current?.id == ids[0])
+    }
+
+    @Test func aLostOutputPausesWithAReasonAndPlaysOnWhenItIsBack() async throws {
+        let ids = try await playingAt12s()
+        try await player.setOutput("kitchen")
+        engine.setUnavailable(["kitchen"])
+        engine.failOutput()
+        try await settle("the output reported lost") { await player.outputProblem.contains("Broken pipe") }
+        #expect(await player.snapshot.status == .paused)
+        #expect(await player.snapshot.trackIDs == ids, "the queue is kept")
+        #expect(await player.position() == 12_000_000)
+        try await settle("OutputFailed announced") { heard.all.contains(.outputFailed(name: "kitchen", message: "write: Broken pipe")) }
+        // Reconnect attempts fail meanwhile; Next keeps it paused, ready to play.
+        await player.next()
+        #expect(await player.snapshot.status == .paused)
+        #expect(await player.snapshot.current?.id == ids[1])
+        engine.setUnavailable([])
+        try await settle("the output back and playing") { await player.snapshot.status == .playing }
+        #expect(await player.outputProblem == "")
+        #expect(await player.outputName == "kitchen")
+        #expect(engine.commands.last == "output kitchen playing")
+    }
+
+    @Test func pausedMeanwhileStaysPausedWhenTheOutputIsBack() async throws {
+        _ = try await playingAt12s()
+        engine.setUnavailable(["default"])
+        engine.failOutput()
+        try await settle("the output reported lost") { await !player.outputProblem.isEmpty }
+        await player.pause()
+        engine.setUnavailable([])
+        try await settle("the output back") { await player.outputProblem.isEmpty }
+        #expect(await player.snapshot.status == .paused)
+        #expect(engine.commands.last == "output default paused")
+    }
+
+    @Test func reconnectingGivesUpAfterTheAttemptsAndPlayTriesAgain() async throws {
+        let engine = MachineEngine()
+        let player = await Self.player(engine, art, attempts: 3)
+        _ = try await Self.playingAt12s(player, engine, art)
+        engine.setUnavailable(["default"])
+        engine.failOutput()
+        try await settle("giving up") { await player.outputProblem.contains("gave up after 3 attempts") }
+        #expect(await player.snapshot.status == .paused)
+        engine.setUnavailable([])
+        await player.play()
+        try await settle("playing again after Play") { await player.snapshot.status == .playing }
+        #expect(await player.outputProblem == "")
+    }
+}
