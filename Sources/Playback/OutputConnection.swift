@@ -34,12 +34,26 @@ public enum OutputConnection {
         guard info.st_mode & S_IFMT == S_IFIFO else {
             throw failure("\(path) is not a FIFO: a Snapcast pipe output writes only into snapserver's FIFO (remove the file and restart snapserver)")
         }
-        var fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 {
-            guard errno == ENXIO else {
-                throw failure("cannot open the Snapcast FIFO \(path): \(String(cString: strerror(errno)))")
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var fd: Int32
+        while true {
+            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if fd < 0 {
+                guard errno == ENXIO else {
+                    throw failure("cannot open the Snapcast FIFO \(path): \(String(cString: strerror(errno)))")
+                }
+                fd = try waitForReader(path, timeout: max(.zero, deadline - .now))
             }
-            fd = try waitForReader(path, timeout: timeout)
+            // A reader met for a moment (snapserver's idle check reading end-of-file, another writer releasing its own
+            // wait) may be gone already: one that stays is still there a moment later (poll says POLLERR when none is).
+            usleep(50_000)
+            var check = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&check, 1, 0)
+            if check.revents & Int16(POLLERR) == 0 { break }
+            close(fd)
+            guard ContinuousClock.now < deadline else {
+                throw failure("nothing reads the Snapcast FIFO \(path) (no reader stayed within \(timeout)): is snapserver running with source = pipe://\(path)?name=…?")
+            }
         }
         // Checked again on what was opened (the path could have been swapped in between); non-blocking for fdsink.
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {

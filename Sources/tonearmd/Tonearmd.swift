@@ -172,7 +172,8 @@ struct Tonearmd: AsyncParsableCommand {
         do {
             engine = try await engineReady.value
         } catch {
-            throw Failure(message: "cannot build the audio output \(startOutput): \(error)", code: 2)
+            let named = startOutput.name == OutputSettings.defaultName ? "" : " (output \(startOutput.name))"
+            throw Failure(message: "cannot build the audio output '\(startOutput.detail)'\(named): \(error)", code: 2)
         }
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
         // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
