@@ -22,6 +22,20 @@ public func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// Whether something accepts TCP connections on 127.0.0.1:`port` now (a connection made and closed).
+public func acceptsConnections(loopbackPort port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
 /// A GET with curl (status code and body); for the servers' own admin and status pages.
 public func curl(_ url: String, user: String? = nil) async throws -> (status: Int, body: String) {
     var args = ["-s", "-m", "20", "-w", "\n%{http_code}", url]

@@ -60,7 +60,7 @@ public final class Snapcast: @unchecked Sendable {
         server = process
         let up = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             guard process.isRunning else { return true }
-            guard Self.accepts(self.streamPort) else { return false }
+            guard acceptsConnections(loopbackPort: self.streamPort) else { return false }
             if self.source == .pipe {
                 var info = stat()
                 return stat(self.fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
@@ -117,18 +117,6 @@ public final class Snapcast: @unchecked Sendable {
         return samples
     }
 
-    static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
 }
 
 /// How what a snapclient played compares with what was sent: where the sound starts, how much of the expected

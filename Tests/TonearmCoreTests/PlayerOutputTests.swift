@@ -16,8 +16,7 @@ import Testing
 
     init() async {
         player = await Self.player(engine, art, attempts: 500)
-        let events = player.events
-        Task { [heard] in for await e in events { heard.append(e) } }
+        heard.follow(player)
     }
 
     /// A started player that tries a lost output `attempts` times, 20 ms apart.

@@ -15,8 +15,7 @@ import Testing
     init() async {
         player = Player(engine: engine, plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url))
         await player.start()
-        let events = player.events
-        Task { [heard] in for await e in events { heard.append(e) } }
+        heard.follow(player)
     }
 
     var seeked: [Int64] { heard.all.compactMap { if case .seeked(let p) = $0 { return p }; return nil } }
@@ -214,4 +213,10 @@ final class EventLog: Sendable {
     private let events = Mutex<[PlayerEvent]>([])
     func append(_ event: PlayerEvent) { events.withLock { $0.append(event) } }
     var all: [PlayerEvent] { events.withLock { $0 } }
+
+    /// Takes in every event of `player` from now on.
+    func follow(_ player: Player) {
+        let stream = player.events
+        Task { [self] in for await e in stream { append(e) } }
+    }
 }

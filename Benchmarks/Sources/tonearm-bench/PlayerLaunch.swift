@@ -143,16 +143,7 @@ enum MPDPlayer {
     static func waitUntilListening(port: Int, _ server: ChildProcess) async -> Bool {
         await eventually(timeout: .seconds(20), interval: .milliseconds(2)) {
             guard server.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { return false }
-            defer { close(fd) }
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            addr.sin_port = UInt16(port).bigEndian
-            return withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
+            return acceptsConnections(loopbackPort: port)
         }
     }
 }
