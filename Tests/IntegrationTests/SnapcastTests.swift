@@ -205,6 +205,35 @@ import Testing
         _ = await d.terminate()
     }
 
+    /// Snapweb and Snapcast's apps show a stream's title from snapserver's control script; the one Debian ships,
+    /// meta_mpd.py, speaks MPD, which Tonearm's MPD face answers: the title reaches snapserver, and its Pause (what
+    /// Snapweb's button sends) reaches Tonearm.
+    @Test func titlesReachSnapserverAndItsControlsReachTonearm() async throws {
+        let mpdPort = try freeLoopbackPort()
+        let snap = try await Snapcast(.pipe, mpdPort: mpdPort)
+        defer { snap.stop() }
+        let d = try Daemon()
+        try d.writeConfig("output = \"snap\"\n" + Self.config(snap) + "[mpd-protocol]\nenabled = true\nport = \(mpdPort)\n")
+        let song = d.media.file("Kitchen Song.wav")
+        try WAV.sine(seconds: 60, sampleRate: 48000).write(to: song)
+        try await d.start([song.path], sink: nil)
+        func stream() throws -> [String: Any] {
+            let server = try snap.rpc("Server.GetStatus")["server"] as? [String: Any]
+            return (server?["streams"] as? [[String: Any]])?.first ?? [:]
+        }
+        try await d.waitFor("the title at snapserver", timeout: .seconds(120)) {
+            // meta_mpd.py starts slowly (Python, musicbrainzngs) and looks for the MPD server every few seconds.
+            let properties = try stream()["properties"] as? [String: Any]
+            return (properties?["metadata"] as? [String: Any])?["title"] as? String == "Kitchen Song"
+        }
+        let properties = try stream()["properties"] as? [String: Any] ?? [:]
+        #expect(properties["canControl"] as? Bool == true && properties["playbackStatus"] as? String == "playing", "\(properties)")
+        let id = try stream()["id"] as? String ?? "Tonearm"
+        _ = try snap.rpc("Stream.Control", ["id": id, "command": "pause"])
+        try await d.waitFor("paused from snapserver") { try await d.status() == "Paused" }
+        _ = await d.terminate()
+    }
+
     @Test func outputsThatCannotOpenAreClearErrorsAndPlaybackStays() async throws {
         let d = try Daemon()
         let missing = d.media.file("no-fifo").path

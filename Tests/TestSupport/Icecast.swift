@@ -24,16 +24,27 @@ public func freeLoopbackPort() throws -> Int {
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port` now (a connection made and closed).
 public func acceptsConnections(loopbackPort port: Int) -> Bool {
+    guard let fd = connectLoopback(port: port) else { return false }
+    close(fd)
+    return true
+}
+
+/// A socket connected to 127.0.0.1:`port` (the caller closes it), or nil when nothing listens there.
+public func connectLoopback(port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
+    guard fd >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &address) {
+    let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
+    guard connected else {
+        close(fd)
+        return nil
+    }
+    return fd
 }
 
 /// A GET with curl (status code and body); for the servers' own admin and status pages.

@@ -18,27 +18,76 @@ public final class Snapcast: @unchecked Sendable {
     private var clients: [String: ChildProcess] = [:]
     private var starts = 0
 
-    public init(_ source: Source) async throws {
+    /// The JSON-RPC port (TCP, newline-delimited), when `control` was asked for.
+    public let controlPort: Int?
+    /// The MPD server whose metadata snapserver's own control script, meta_mpd.py, reads (nil: no script).
+    let mpdPort: Int?
+
+    /// `mpdPort`: run Debian's `meta_mpd.py` against an MPD server there, and open the JSON-RPC port.
+    public init(_ source: Source, mpdPort: Int? = nil) async throws {
         self.source = source
+        self.mpdPort = mpdPort
         streamPort = try freeLoopbackPort()
         sourcePort = try freeLoopbackPort()
+        controlPort = mpdPort == nil ? nil : try freeLoopbackPort()
         try await start()
+    }
+
+    /// meta_mpd.py asks localhost:6600 unless told otherwise, and snapserver 0.26 passes a control script no
+    /// parameters of ours: a wrapper names the port (and Debian's Python, which has its modules).
+    var controlScript: String? {
+        guard let mpdPort else { return nil }
+        let script = folder.file("meta.sh")
+        let text = "#!/bin/sh\nexec /usr/bin/python3 /usr/share/snapserver/plug-ins/meta_mpd.py --mpd-host=127.0.0.1 --mpd-port=\(mpdPort) \"$@\"\n"
+        try? text.write(to: script, atomically: true, encoding: .utf8)
+        chmod(script.path, 0o755)
+        return script.path
+    }
+
+    /// One JSON-RPC call to snapserver's control port; its `result`.
+    public func rpc(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
+        guard let port = controlPort else { throw IcecastError("no control port") }
+        guard let fd = connectLoopback(port: port) else { throw IcecastError("snapserver's control port \(port) refused") }
+        defer { close(fd) }
+        var request = try JSONSerialization.data(withJSONObject: ["id": 1, "jsonrpc": "2.0", "method": method, "params": params])
+        request.append(contentsOf: Array("\r\n".utf8))
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        // Notifications (a stream's new properties, say) can come on the same connection before the reply: one JSON
+        // object a line; the reply is the line with our id.
+        var pending = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[pending.startIndex..<end]
+                pending = Data(pending[(end + 1)...])
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any], object["id"] as? Int == 1 {
+                    return object["result"] as? [String: Any] ?? [:]
+                }
+            }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { throw IcecastError("no reply from snapserver to \(method)") }
+            pending.append(contentsOf: buffer[0..<n])
+        }
     }
 
     deinit { stop() }
 
     var config: String {
-        let uri = switch source {
+        var uri = switch source {
         case .pipe: "pipe://\(fifo)?name=Tonearm&sampleformat=48000:16:2"
         case .tcp: "tcp://127.0.0.1:\(sourcePort)?name=Tonearm&mode=server&sampleformat=48000:16:2"
         }
+        if let controlScript { uri += "&controlscript=\(controlScript)" }
+        let control = controlPort.map { "enabled = true\nbind_to_address = 127.0.0.1\nport = \($0)" } ?? "enabled = false"
         return """
             [server]
             datadir = \(folder.url.path)
             [http]
             enabled = false
             [tcp]
-            enabled = false
+            \(control)
             [stream]
             bind_to_address = 127.0.0.1
             port = \(streamPort)
