@@ -104,8 +104,9 @@ public final class Snapcast: @unchecked Sendable {
         let conf = folder.file("snapserver.conf")
         try config.write(to: conf, atomically: true, encoding: .utf8)
         starts += 1
+        // A group of its own: killing the server kills its control script too (meta_mpd.py, orphaned, spins a CPU).
         let process = try ChildProcess(Self.nice, Self.raised + [ChildProcess.which("snapserver"), "-c", conf.path], captureOutput: false,
-                                       outputFile: folder.file("server-\(starts).log").path)
+                                       outputFile: folder.file("server-\(starts).log").path, processGroup: true)
         server = process
         let up = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             guard process.isRunning else { return true }
