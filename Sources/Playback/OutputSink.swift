@@ -55,10 +55,12 @@ final class OutputSink: @unchecked Sendable {
     }
 
     /// The stream converted to the Snapcast source's raw format and written to `fd`. Not synchronised to the clock:
-    /// the reader's pace is the clock (with `sync=true` a FIFO drops the start).
+    /// the reader's pace is the clock (with `sync=true` a FIFO drops the start). A queue of up to 2 s feeds the writer
+    /// from a thread of its own: a FIFO holds only 64 KiB (0.34 s), and a busy machine's gapless hand-over took
+    /// longer than that, so snapserver read nothing and played 130 ms of silence between two tracks.
     private static func writing(_ output: AudioOutput, to fd: Int32, format: AudioOutput.SampleFormat) throws -> OutputSink {
         let line = "audioconvert ! audioresample ! audio/x-raw,format=S16LE,layout=interleaved,rate=\(format.rate),channels=\(format.channels)"
-            + " ! fdsink fd=\(fd) sync=false"
+            + " ! queue max-size-time=2000000000 max-size-bytes=0 max-size-buffers=0 ! fdsink fd=\(fd) sync=false"
         do {
             return OutputSink(output: output, element: try AudioSink.parse(line), isNull: false, fd: fd)
         } catch {
