@@ -42,19 +42,6 @@ public final class PlaybackEngine: Sendable {
         shell.shutdown()
     }
 
-    /// Builds the sink a description names and lets it go: true when it reaches a real audio device, false when
-    /// the default would fall back to the null sink. Throws when the description is invalid.
-    public static func checkSink(_ description: String) throws -> Bool {
-        GStreamer.ensureInitialized()
-        let (sink, isNull) = try AudioSink.make(description, logger: Logger(label: "tonearm.doctor"))
-        defer { gst_object_unref(sink) }
-        if !isNull, gst_element_set_state(sink, GST_STATE_READY) == GST_STATE_CHANGE_FAILURE {
-            throw PlaybackError(domain: "resource", code: 0, message: "the audio output '\(description)' cannot be opened", debug: nil)
-        }
-        _ = gst_element_set_state(sink, GST_STATE_NULL)
-        return !isNull
-    }
-
     /// Opens an output and lets it go (`tonearm doctor`): true when it reaches a device, FIFO or server, false when
     /// it would play to the null sink. Throws a `PlaybackError` that says why it cannot be opened.
     public static func checkOutput(_ output: AudioOutput) throws -> Bool {

@@ -71,7 +71,7 @@ struct Doctor {
         }
 
         do {
-            let device = try PlaybackEngine.checkSink(settings.audioSink)
+            let device = try PlaybackEngine.checkOutput(.sink(settings.audioSink))
             if device {
                 checks.append(Check(name: "audio output", verdict: .ok, detail: "'\(settings.audioSink)' works"))
             } else if settings.audioSink == PlaybackEngine.defaultSink {
