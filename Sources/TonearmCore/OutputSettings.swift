@@ -24,11 +24,12 @@ public struct OutputSettings: Sendable, Equatable {
         return [AudioOutput.sink(audioSink, name: Self.defaultName)] + named
     }
 
-    /// The output to start on: the `audio-sink` one when it was given on the command line, else `output`, else
-    /// "default".
-    public func startOutput(audioSink: String, sinkFromCommandLine: Bool) -> AudioOutput {
+    /// The output to start on: the `audio-sink` one when it was given on the command line, else the one last switched
+    /// to live (while it is configured and `output` is as it was then), else `output`, else "default".
+    public func startOutput(audioSink: String, sinkFromCommandLine: Bool, saved: SavedOutput? = nil) -> AudioOutput {
         let outputs = all(audioSink: audioSink)
         if sinkFromCommandLine { return AudioOutput.sink(audioSink, name: Self.defaultName) }
+        if let saved, saved.configured == start, let output = outputs.first(where: { $0.name == saved.name }) { return output }
         let name = start ?? Self.defaultName
         return outputs.first { $0.name == name } ?? AudioOutput.sink(audioSink, name: Self.defaultName)
     }

@@ -10,6 +10,9 @@ public struct PersistedState: Sendable, Codable, Equatable {
     public var tickIntervalMicroseconds: Int64?
     /// The ReplayGain mode last set live (over D-Bus or `tonearm replaygain`); it wins over the config's, as in mpd.
     public var replayGainMode: String?
+    /// The output last switched to live; it wins over the config's `output` at the next start, as mpd keeps its
+    /// outputs' state, until the config's `output` is changed.
+    public var output: SavedOutput?
 
     public init() {}
 
@@ -18,6 +21,18 @@ public struct PersistedState: Sendable, Codable, Equatable {
         var copy = self
         copy.position = 0
         return copy
+    }
+}
+
+/// An output switched to live, with the config's `output` at the time: a changed config wins over the saved choice.
+public struct SavedOutput: Sendable, Codable, Equatable {
+    public var name: String
+    /// The config's `output` when it was chosen (nil: none, the "default" output).
+    public var configured: String?
+
+    public init(name: String, configured: String?) {
+        self.name = name
+        self.configured = configured
     }
 }
 

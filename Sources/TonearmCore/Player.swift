@@ -107,11 +107,12 @@ public actor Player {
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
-                logger: Logger = Logger(label: "tonearm.player")) {
+                configuredOutput: String? = nil, logger: Logger = Logger(label: "tonearm.player")) {
         self.replayGain = replayGain
         outputPolicy = outputRecovery
         let current = engine.output
         outputState = OutputState(configured: outputs.contains { $0.name == current.name } ? outputs : [current] + outputs)
+        outputState.configuredStart = configuredOutput
         self.reconnectPolicy = reconnectPolicy
         self.engine = engine
         self.lyricsFinder = lyricsFinder

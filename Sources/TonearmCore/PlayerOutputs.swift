@@ -17,6 +17,10 @@ struct OutputState {
     var retry: Task<Void, Never>?
     /// An output is being opened (a switch or a reconnect): one at a time.
     var opening = false
+    /// The config's `output`, saved with a live switch.
+    var configuredStart: String?
+    /// The output last switched to live, kept in the state file.
+    var chosen: SavedOutput?
 }
 
 /// An output as the faces list it.
@@ -59,7 +63,9 @@ extension Player {
             logger.notice("output: \(output)")
             outputState.attempts = 0
             outputState.backAt = nil
+            outputState.chosen = SavedOutput(name: name, configured: outputState.configuredStart)
             use(prepared)
+            scheduleSave()
         }
     }
 

@@ -17,6 +17,8 @@ extension Player {
             replayGain.mode = saved
             replayGainModeSetLive = true
         }
+        // Kept until the config's `output` changes (the start output was chosen from it already).
+        if let saved = state.output, saved.configured == outputState.configuredStart { outputState.chosen = saved }
         eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
         if let current = queue.currentID {
             load(current, paused: true, at: state.position)
@@ -47,6 +49,7 @@ extension Player {
         state.position = position()
         state.volume = volume
         if replayGainModeSetLive { state.replayGainMode = replayGain.mode.rawValue }
+        state.output = outputState.chosen
         state.tickIntervalMicroseconds = Int64(tickInterval.components.seconds) * 1_000_000
             + tickInterval.components.attoseconds / 1_000_000_000_000
         return state

@@ -136,9 +136,18 @@ struct Tonearmd: AsyncParsableCommand {
         // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
         // the caches and the shares are opened here.
         let elementSettings = midi.elementSettings.merging(streamsSettings.elementSettings) { $0.merging($1) { a, _ in a } }
-        // The command line's --audio-sink plays first; else the config's `output`, else its audio-sink ("default").
+        // The saved state is read first: the output last switched to live is where audio starts.
+        let store = StateStore(url: dirs.stateFile)
+        let saved: PersistedState?
+        do { saved = try store.load() } catch {
+            logger.warning("\(error)")
+            saved = nil
+        }
+        // The command line's --audio-sink plays first; else the output switched to live, else the config's `output`,
+        // else its audio-sink ("default").
         let outputs = settings.outputs.all(audioSink: settings.audioSink)
-        let startOutput = settings.outputs.startOutput(audioSink: settings.audioSink, sinkFromCommandLine: audioSink != nil)
+        let startOutput = settings.outputs.startOutput(audioSink: settings.audioSink, sinkFromCommandLine: audioSink != nil,
+                                                       saved: saved?.output)
         let engineReady = Task { [startOutput, elementSettings] in
             try await DispatchQueue.global().run {
                 try PlaybackEngine(output: startOutput, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
@@ -146,7 +155,6 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let media = GStreamerMedia(loudnessWorker: Self.executablePath)
-        let store = StateStore(url: dirs.stateFile)
         let sharesSettings: SharesSettings
         do {
             sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
@@ -180,7 +188,8 @@ struct Tonearmd: AsyncParsableCommand {
         let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
                             stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                             lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
-                            reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery)
+                            reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
+                            configuredOutput: settings.outputs.start)
         let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                     logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
@@ -229,7 +238,7 @@ struct Tonearmd: AsyncParsableCommand {
             do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
         }, stop: { await library.stop() })
         let busPart = Part("bus", after: libraryPart, start: {
-            await Self.restore(player, store: store, files: files, logger: logger)
+            await Self.restore(player, saved: saved, files: files, logger: logger)
             bus.connection.releaseIncomingCalls()
             logger.info("ready on the session bus as \(MPRISService.busName)")
         }, work: {
@@ -270,9 +279,7 @@ struct Tonearmd: AsyncParsableCommand {
     }
 
     /// The saved queue, or the command line's files in its place (keeping loop, shuffle and volume), playing.
-    static func restore(_ player: Player, store: StateStore, files: [String], logger: Logger) async {
-        var saved: PersistedState?
-        do { saved = try store.load() } catch { logger.warning("\(error)") }
+    static func restore(_ player: Player, saved: PersistedState?, files: [String], logger: Logger) async {
         if files.isEmpty {
             if let saved { await player.restore(saved) }
         } else {

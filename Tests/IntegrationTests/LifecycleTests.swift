@@ -82,6 +82,37 @@ import Testing
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
     }
 
+    @Test func theOutputSwitchedToLiveIsWhereTheNextStartPlaysUntilTheConfigChanges() async throws {
+        let d = try Daemon()
+        let outputs = "audio-sink = \"fakesink sync=true\"\n[outputs.quiet]\nkind = \"pipeline\"\nsink = \"fakesink sync=true\"\n"
+        try d.writeConfig(outputs)
+        let a = try d.sine("a.wav", seconds: 30)
+        try await d.start([a], sink: nil)
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "default")
+        let switched = try await d.tonearm("output", "quiet")
+        #expect(switched.status == 0, "\(switched)")
+        #expect(await d.terminate() == 0)
+
+        try await d.start(sink: nil)
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "quiet", "the switch was saved")
+        #expect(try await d.tracks().count == 1)
+        #expect(await d.terminate() == 0)
+
+        // --audio-sink on the command line plays first, and leaves the saved choice alone.
+        try await d.start()
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "default")
+        #expect(await d.terminate() == 0)
+        try await d.start(sink: nil)
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "quiet")
+        #expect(await d.terminate() == 0)
+
+        // A changed `output` in the config wins over the saved choice.
+        try d.writeConfig("output = \"default\"\n" + outputs)
+        try await d.start(sink: nil)
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "default", "the config's output was changed since")
+        #expect(await d.terminate() == 0)
+    }
+
     @Test func sigtermAndQuitSaveAndExitCleanly() async throws {
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 30)

@@ -96,9 +96,10 @@ import Testing
         #expect(try await d.get(Daemon.player, "CanSeek") == .bool(true), "CanSeek must be true for a seekable MIDI track")
         try await d.waitFor("position moves") { try await d.position() > 200_000 }
         // Relative: it lands 3 s after where it was when the seek was applied, which is between the position read
-        // just before and that plus the wall time until Seeked (the position cannot outrun the clock at rate 1).
-        let before = try await d.position()
+        // just before and that plus the wall time from that read until Seeked (the position cannot outrun the clock
+        // at rate 1). The clock starts before the read: a loaded test process may resume a second after its reply.
         let sent = ContinuousClock.now
+        let before = try await d.position()
         _ = try await d.call(Daemon.player, "Seek", [.int64(3_000_000)])
         try await d.waitFor("Seeked") { !seeked.named("Seeked").isEmpty }
         let took = Int64((ContinuousClock.now - sent) / .microseconds(1))

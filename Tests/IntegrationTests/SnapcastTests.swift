@@ -64,6 +64,13 @@ import Testing
         #expect(cut?.tailCut == 3000 && cut?.firstDifference == nil, "\(String(describing: cut))")
         let foreign = ReceivedAudio(quiet + sent[..<40000] + sent.reversed()[..<20000] + quiet, expected: sent)
         #expect(foreign?.firstDifference == 20000, "\(String(describing: foreign))")
+        // Changes within the first 10 ms, and a start later than a second into the tracks, are still found.
+        let earlySkip = ReceivedAudio(quiet + sent[..<60] + sent[80...] + quiet, expected: sent)
+        #expect(earlySkip?.startCut == 0 && earlySkip?.corrections.map(\.shift) == [10], "\(String(describing: earlySkip))")
+        let restarted = ReceivedAudio(quiet + sent[..<40] + quiet + sent[40...] + quiet, expected: sent)
+        #expect(restarted?.corrections.map(\.silence) == [1000], "\(String(describing: restarted))")
+        let late = ReceivedAudio(quiet + sent[70000...] + quiet, expected: sent)
+        #expect(late?.startCut == 35000 && late?.firstDifference == nil, "\(String(describing: late))")
     }
 
     /// One check of `tonearmd --doctor --json`, by name.
@@ -86,6 +93,10 @@ import Testing
         try await d.set(Daemon.tonearm, "Output", .string("snap"))
         #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "snap")
         _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray(paths.map(Daemon.uri)), .bool(true)])
+        // The doctor's check, while playing, opens the FIFO or connects to the source port beside tonearmd: snapserver
+        // 0.26 takes the second connection without dropping the first (measured), and the audio stays bit-exact.
+        let check = try await Self.doctor(d, "output snap")
+        #expect(check["verdict"] as? String == "ok", "\(check)")
         try await d.waitForTheEnd("three tracks played into snapserver, then Stopped", after: changes)
         try await Self.waitForIdle(c1, after: 0)
         try await Self.waitForIdle(c2, after: 0)
@@ -101,15 +112,20 @@ import Testing
         guard let a = ReceivedAudio(one, expected: joined) else { Issue.record("client one: the tracks' start not found in \(heard(one))"); return }
         guard let b = ReceivedAudio(two, expected: joined) else { Issue.record("client two: the tracks' start not found in \(heard(two))"); return }
         let frames = joined.count / 2
+        let resyncs = snap.resyncs
         for (name, r) in [("one", a), ("two", b)] {
-            print("\(source) client \(name): \(r)")
+            print("\(source) client \(name): \(r)\(resyncs.isEmpty ? "" : "; snapserver: \(resyncs)")")
             #expect(r.firstDifference == nil, "\(name): the samples differ from the tracks': \(r)")
             #expect(r.startCut < 4800 && r.tailCut < 4800, "\(name): more than 100 ms missing at the start or end: \(r)")
             #expect(r.matching > frames - 9600, "\(name): \(r)")
             #expect(r.extra == 0, "\(name): \(r)")
             // snapclient's own sync may skip or repeat a few frames when its player wakes late on a loaded machine;
-            // anything larger would be a gap.
-            #expect(r.corrections.count <= 20 && r.corrections.allSatisfy { abs($0.shift) <= 480 && $0.silence <= 480 }, "\(name): \(r)")
+            // anything larger would be a gap. Silence with nothing lost where snapserver itself was late to read (it
+            // logs a resync; a source run dry logs none) is Snapcast's on a stalled machine, not Tonearm's.
+            let gaps = r.corrections.filter { $0.silence > 480 }
+            let snapserversOwn = gaps.allSatisfy { $0.shift == 0 } && gaps.count <= resyncs.count
+            #expect(r.corrections.count <= 20 && r.corrections.allSatisfy { abs($0.shift) <= 480 && ($0.silence <= 480 || snapserversOwn) },
+                    "\(name): \(r); snapserver's resyncs: \(resyncs)")
         }
         // Both clients play the same samples.
         if a.corrections.isEmpty, b.corrections.isEmpty, a.startCut == b.startCut {

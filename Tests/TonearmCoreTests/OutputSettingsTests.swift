@@ -40,6 +40,25 @@ import Testing
         #expect(text.contains("output = \"kitchen\"  # file"))
     }
 
+    @Test("an output switched to live starts next time, unless the config's output changed or it is gone", arguments: [
+        // (the config's output, saved: name and the config's output then, --audio-sink given, where it starts)
+        (nil, nil, nil, false, "default"),
+        (nil, "den", nil, false, "den"),
+        ("kitchen", "den", "kitchen", false, "den"),
+        ("kitchen", "den", nil, false, "kitchen"),
+        (nil, "den", "kitchen", false, "default"),
+        (nil, "attic", nil, false, "default"),
+        (nil, "den", nil, true, "default"),
+    ] as [(String?, String?, String?, Bool, String)])
+    func theStartOutput(_ configured: String?, _ savedName: String?, _ savedConfigured: String?, _ commandLine: Bool,
+                        _ expected: String) throws {
+        var text = "[outputs.kitchen]\nkind = \"local\"\n[outputs.den]\nkind = \"local\"\n"
+        if let configured { text = "output = \"\(configured)\"\n" + text }
+        let c = try Configuration.parse(text)
+        let saved = savedName.map { SavedOutput(name: $0, configured: savedConfigured) }
+        #expect(c.outputs.startOutput(audioSink: c.audioSink, sinkFromCommandLine: commandLine, saved: saved).name == expected)
+    }
+
     @Test func withoutOutputsTheAudioSinkIsTheOnlyOneCalledDefault() throws {
         let c = try Configuration.parse("audio-sink = \"pulsesink\"")
         #expect(c.outputs.all(audioSink: c.audioSink) == [AudioOutput(name: "default", kind: .pipeline("pulsesink"))])

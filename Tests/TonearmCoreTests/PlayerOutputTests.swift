@@ -73,6 +73,25 @@ import Testing
         #expect(!heard.all.contains { if case .seeked = $0 { return true }; return false }, "no Seeked: the position did not jump")
     }
 
+    @Test func aSwitchIsSavedAndKeptByARestoreUntilTheConfigsOutputChanges() async throws {
+        #expect(await player.persistedState().output == nil, "nothing chosen live yet")
+        engine.setUnavailable(["kitchen"])
+        _ = try? await player.setOutput("kitchen")
+        #expect(await player.persistedState().output == nil, "a switch that failed is not saved")
+        try await player.setOutput("den")
+        #expect(await player.persistedState().output == SavedOutput(name: "den", configured: nil))
+
+        // A restore keeps the saved choice while the config's output is as it was then, and drops it otherwise.
+        let saved = await player.persistedState()
+        for (configured, kept) in [(nil, true), ("kitchen", false)] as [(String?, Bool)] {
+            let next = Player(engine: MachineEngine(), plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url),
+                              outputs: [Self.kitchen, Self.den], configuredOutput: configured)
+            await next.start()
+            await next.restore(saved)
+            #expect(await next.persistedState().output == (kept ? saved.output : nil), "config's output: \(String(describing: configured))")
+        }
+    }
+
     @Test func anOutputThatCannotOpenIsAnErrorAndPlaybackStaysWhereItWas() async throws {
         let ids = try await playingAt12s()
         engine.setUnavailable(["kitchen"])
