@@ -136,6 +136,15 @@ public final class Snapcast: @unchecked Sendable {
         (server?.writtenOutput ?? "").split(separator: "\n").filter { $0.contains("onResync") }.map(String.init)
     }
 
+    /// What a snapclient logged each time its own playout drifted from the server's time and it re-aligned at once
+    /// ("pMiniBuffer->full() && (abs(pMiniBuffer->mean()) > 50): -142675"), inserting silence or dropping frames: its
+    /// file player, paced by a timer, drifts when a loaded machine wakes it late. A source that ran dry makes it log
+    /// none of these, only a gap (both measured with snapclient 0.26).
+    public func hardSyncs(of client: String) -> [String] {
+        let log = (try? String(contentsOf: folder.file("\(client).log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains("->full() &&") }.map(String.init)
+    }
+
     /// Kills the server at once, as a crash would.
     public func kill() {
         server?.kill()
