@@ -307,12 +307,9 @@ import Testing
     }
 
     static func samples(_ url: URL) async throws -> Data {
-        let raw = url.path + ".raw"
-        let (_, err, status) = try await gstLaunch(["-q", "filesrc", "location=\(url.path)", "!", "decodebin", "!",
-            "audioconvert", "!", "audio/x-raw,format=S16LE,channels=2,rate=44100", "!", "filesink", "location=\(raw)"])
-        try #require(status == 0, "\(err)")
-        defer { unlink(raw) }
-        return try Data(contentsOf: URL(fileURLWithPath: raw))
+        let raw = URL(fileURLWithPath: url.path + ".raw")
+        defer { unlink(raw.path) }
+        return try await decodedPCM(url, through: raw)
     }
 
     @Test func exportsPassThroughOrTranscodeAndLeaveNothingWhenTheyFail() async throws {

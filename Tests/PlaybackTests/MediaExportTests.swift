@@ -29,11 +29,7 @@ import Testing
 
     /// Decoded samples, S16LE stereo 44.1 kHz.
     static func decode(_ url: URL, in dir: TemporaryDirectory) async throws -> Data {
-        let raw = dir.file(url.lastPathComponent + ".raw")
-        let (_, err, status) = try await gstLaunch(["-q", "filesrc", "location=\(url.path)", "!", "decodebin", "!", "audioconvert", "!",
-            "audioresample", "!", "audio/x-raw,format=S16LE,channels=2,rate=44100", "!", "filesink", "location=\(raw.path)"])
-        try #require(status == 0, "decoding \(url.lastPathComponent) failed: \(err)")
-        return try Data(contentsOf: raw)
+        try await decodedPCM(url, through: dir.file(url.lastPathComponent + ".raw"))
     }
 
     static func export(_ source: URL, to destination: URL, _ mode: MediaExport.Mode) async throws {
