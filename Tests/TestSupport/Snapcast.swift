@@ -152,9 +152,16 @@ public final class Snapcast: @unchecked Sendable {
     /// file player, paced by a timer, drifts when a loaded machine wakes it late. A source that ran dry makes it log
     /// none of these, only a gap (both measured with snapclient 0.26).
     public func hardSyncs(of client: String) -> [String] {
-        let log = (try? String(contentsOf: folder.file("\(client).log"), encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").filter { $0.contains("->full() &&") }.map(String.init)
+        clientLog(client).split(separator: "\n").filter { $0.contains("->full() &&") }.map(String.init)
     }
+
+    /// What a snapclient has logged.
+    public func clientLog(_ client: String) -> String {
+        (try? String(contentsOf: folder.file("\(client).log"), encoding: .utf8)) ?? ""
+    }
+
+    /// What the running server has logged.
+    public var serverLog: String { server?.writtenOutput ?? "" }
 
     /// Kills the server at once, as a crash would.
     public func kill() {
