@@ -147,12 +147,17 @@ public final class Snapcast: @unchecked Sendable {
         (server?.writtenOutput ?? "").split(separator: "\n").filter { $0.contains("onResync") }.map(String.init)
     }
 
-    /// What a snapclient logged each time its own playout drifted from the server's time and it re-aligned at once
-    /// ("pMiniBuffer->full() && (abs(pMiniBuffer->mean()) > 50): -142675"), inserting silence or dropping frames: its
-    /// file player, paced by a timer, drifts when a loaded machine wakes it late. A source that ran dry makes it log
-    /// none of these, only a gap (both measured with snapclient 0.26).
+    /// What a snapclient logged each time its own playout drifted from the server's time and it re-aligned at once,
+    /// inserting silence or dropping frames (snapclient 0.26, at info):
+    /// - "pMiniBuffer->full() && (abs(pMiniBuffer->mean()) > 50): -142675": its file player, paced by a timer, drifted
+    ///   when a loaded machine woke it late;
+    /// - "abs(age > 500): 912940": the chunks' server time jumped. snapserver stamps a pipe source's chunks afresh
+    ///   when data comes after more than its dryout_ms (2 s) of none; a client still playing the last silent chunks
+    ///   then plays the first 20-40 ms of the new audio, about 0.9 s of silence, and drops one 50 ms request. Seen
+    ///   when playback started 2-3 s after tonearmd opened the FIFO (any writer idle that long gets the same).
+    /// A source that ran dry makes it log none of these, only a gap at the same frame for every client (measured).
     public func hardSyncs(of client: String) -> [String] {
-        clientLog(client).split(separator: "\n").filter { $0.contains("->full() &&") }.map(String.init)
+        clientLog(client).split(separator: "\n").filter { $0.contains("->full() &&") || $0.contains("abs(age > 500)") }.map(String.init)
     }
 
     /// What a snapclient has logged.
