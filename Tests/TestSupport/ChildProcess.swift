@@ -257,11 +257,6 @@ public func decodedPCM(_ url: URL, through raw: URL) async throws -> Data {
     let reader = ["wav": "wavparse", "aiff": "aiffparse"][url.pathExtension.lowercased()] ?? "decodebin"
     let (_, err, status) = try await gstLaunch(["-q", "filesrc", "location=\(url.path)", "!", reader, "!", "audioconvert", "!",
         "audioresample", "!", "audio/x-raw,format=S16LE,channels=2,rate=44100", "!", "filesink", "location=\(raw.path)"])
-    guard status == 0 else { throw DecodeFailure(description: "decoding \(url.lastPathComponent) failed: \(err)") }
+    guard status == 0 else { throw TestRigError("decoding \(url.lastPathComponent) failed: \(err)") }
     return try Data(contentsOf: raw)
-}
-
-/// Why `decodedPCM` could not decode.
-public struct DecodeFailure: Error, CustomStringConvertible {
-    public var description: String
 }

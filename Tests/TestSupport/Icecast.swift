@@ -1,7 +1,7 @@
 import Foundation
 
-/// Why a test server could not be started or driven.
-public struct IcecastError: Error, CustomStringConvertible {
+/// Why a test server or tool could not be started, driven or read.
+public struct TestRigError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
@@ -85,7 +85,7 @@ public final class Icecast: @unchecked Sendable {
             let errors = (try? String(contentsOf: folder.file("log/error.log"), encoding: .utf8)) ?? ""
             process.kill()
             guard attempt < 3 else {
-                throw IcecastError("icecast2 did not start on port \(port): \(process.writtenOutput)\n\(errors.suffix(2000))")
+                throw TestRigError("icecast2 did not start on port \(port): \(process.writtenOutput)\n\(errors.suffix(2000))")
             }
         }
     }
@@ -150,7 +150,7 @@ public final class Icecast: @unchecked Sendable {
         let listed = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
             try await curl("http://127.0.0.1:\(self.port)/status-json.xsl").body.contains("\"listenurl\":\"http://127.0.0.1:\(self.port)\(mount)\"")
         }
-        guard listed else { throw IcecastError("the source never reached icecast: \(sources.last?.writtenOutput ?? "")") }
+        guard listed else { throw TestRigError("the source never reached icecast: \(sources.last?.writtenOutput ?? "")") }
     }
 
     /// Stops every source client (the mount goes away: listeners see the stream close).
@@ -164,7 +164,7 @@ public final class Icecast: @unchecked Sendable {
         let encoded = song.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? song
         let (status, body) = try await curl("http://127.0.0.1:\(port)/admin/metadata?mount=\(mount)&mode=updinfo&song=\(encoded)",
                                             user: "admin:\(Self.adminPassword)")
-        guard status == 200, body.contains("Metadata update successful") else { throw IcecastError("metadata update: \(status) \(body)") }
+        guard status == 200, body.contains("Metadata update successful") else { throw TestRigError("metadata update: \(status) \(body)") }
     }
 }
 

@@ -46,8 +46,8 @@ public final class Snapcast: @unchecked Sendable {
 
     /// One JSON-RPC call to snapserver's control port; its `result`.
     public func rpc(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
-        guard let port = controlPort else { throw IcecastError("no control port") }
-        guard let fd = connectLoopback(port: port) else { throw IcecastError("snapserver's control port \(port) refused") }
+        guard let port = controlPort else { throw TestRigError("no control port") }
+        guard let fd = connectLoopback(port: port) else { throw TestRigError("snapserver's control port \(port) refused") }
         defer { close(fd) }
         var request = try JSONSerialization.data(withJSONObject: ["id": 1, "jsonrpc": "2.0", "method": method, "params": params])
         request.append(contentsOf: Array("\r\n".utf8))
@@ -67,7 +67,7 @@ public final class Snapcast: @unchecked Sendable {
                 }
             }
             let n = recv(fd, &buffer, buffer.count, 0)
-            guard n > 0 else { throw IcecastError("no reply from snapserver to \(method)") }
+            guard n > 0 else { throw TestRigError("no reply from snapserver to \(method)") }
             pending.append(contentsOf: buffer[0..<n])
         }
     }
@@ -118,7 +118,7 @@ public final class Snapcast: @unchecked Sendable {
             return true
         }
         guard up, process.isRunning else {
-            throw IcecastError("snapserver did not start: \(process.writtenOutput.suffix(2000))")
+            throw TestRigError("snapserver did not start: \(process.writtenOutput.suffix(2000))")
         }
     }
 
@@ -144,7 +144,7 @@ public final class Snapcast: @unchecked Sendable {
     /// (NAME): 281.5 ms"): its clients play silence for that long, and nothing is lost. A writer that lets the source
     /// run dry logs nothing (both measured with snapserver 0.26).
     public var resyncs: [String] {
-        (server?.writtenOutput ?? "").split(separator: "\n").filter { $0.contains("onResync") }.map(String.init)
+        serverLog.split(separator: "\n").filter { $0.contains("onResync") }.map(String.init)
     }
 
     /// What a snapclient logged each time its own playout drifted from the server's time and it re-aligned at once,
@@ -185,7 +185,7 @@ public final class Snapcast: @unchecked Sendable {
             !process.isRunning || (self.server?.writtenOutput.contains("Hello from \(name)") ?? false)
         }
         guard greeted, process.isRunning else {
-            throw IcecastError("snapclient \(name) did not connect: \(process.writtenOutput.suffix(2000))")
+            throw TestRigError("snapclient \(name) did not connect: \(process.writtenOutput.suffix(2000))")
         }
         return file
     }
