@@ -153,6 +153,11 @@ public struct PlaybackMachine: Sendable {
     private var seekSerialSeen: UInt64 = 0
     /// An internal seek (the rate carried over a hand-over): no `.seekCompleted`.
     private var seekIsSilent = false
+    /// Where the latest seek effect went (also a silent one's, which sets no `seekTarget`).
+    private var seekPosition: Int64 = 0
+    /// A pause came while a seek made in PLAYING was under way: that seek is made again once it settles (see
+    /// `asyncDone`).
+    private var pausedWhileSeeking = false
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
     private(set) var seekTarget: Int64?
     private var buffering = false
@@ -327,6 +332,7 @@ public struct PlaybackMachine: Sendable {
             // Stopped, failed or at the end: start the item again from the beginning.
             return Step(effects: load(item, paused: target == .paused, at: 0, reload: false, now: now))
         case .prerolling, .running:
+            if target == .paused, status == .playing, seekInFlight, !startSeekInFlight { pausedWhileSeeking = true }
             status = target
             // Pausing is always safe; playing waits for a start seek still to make or to settle (and for buffering).
             if target == .paused { return Step(effects: [.setState(.paused)]) }
@@ -402,6 +408,7 @@ public struct PlaybackMachine: Sendable {
     /// A seek effect with the next serial; no hand-over until it has been issued.
     private mutating func seekEffect(_ position: Int64) -> Effect {
         seekIssuing = true
+        seekPosition = position
         seekSerial += 1
         return .seek(position, rate: rate, serial: seekSerial)
     }
@@ -434,6 +441,7 @@ public struct PlaybackMachine: Sendable {
         seekIssuing = false
         guard !ok else { return [] }
         seekInFlight = false
+        pausedWhileSeeking = false
         seekTarget = nil
         guard startSeekInFlight else { return [.log("seek refused")] }
         // Unseekable after all (a stream): start from the beginning instead.
@@ -486,6 +494,15 @@ public struct PlaybackMachine: Sendable {
                 startSeekInFlight = true
                 return [seekEffect(seek)] + durationEvents(duration)
             }
+        } else if seekInFlight, seekSerialSeen == seekSerial, pausedWhileSeeking {
+            // GStreamer 1.22: a pipeline set to PAUSED while a flushing seek made in PLAYING is under way keeps the
+            // running time it had played before the seek. Paused, it reports the target plus that time (30.9 s for
+            // a seek to 30 s after 0.9 s of playing); resumed, it renders the first buffers that much late. A
+            // flushing seek made in PAUSED sets the running time right, so the seek is made again before it counts
+            // as settled: the target stays what Position reads, and `.seekCompleted` comes once, after it.
+            pausedWhileSeeking = false
+            return [.log("paused while seeking: seeking again to \(seekPosition) ns"), seekEffect(seekPosition)]
+                + durationEvents(duration)
         } else if seekInFlight, seekSerialSeen == seekSerial {
             seekInFlight = false
             if startSeekInFlight {
@@ -662,6 +679,7 @@ public struct PlaybackMachine: Sendable {
         seekInFlight = false
         seekIsSilent = false
         seekIssuing = false
+        pausedWhileSeeking = false
         seekTarget = nil
         silentStart = false
         buffering = false

@@ -7,15 +7,6 @@ import Testing
 /// The playhead rules at the timings that broke them: commands right after a start, while the first track opens,
 /// with both CPUs kept busy by other processes.
 @Suite(.serialized) struct PlayheadTests {
-    /// Two processes that keep both CPUs busy until the test ends.
-    final class Burners: Sendable {
-        let processes: [ChildProcess]
-        init() throws {
-            processes = try (0..<2).map { _ in try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], captureOutput: false) }
-        }
-        func stop() { for p in processes { p.kill() } }
-    }
-
     /// Paused means frozen: two reads half a second apart agree, and stay where the seek put the playhead.
     static func expectFrozen(_ d: Daemon, near target: Int64, _ context: String) async throws {
         let first = try await d.position()
@@ -28,7 +19,7 @@ import Testing
 
     @Test(arguments: 0..<4)
     func pauseAndSetPositionAtOnceAfterAStartHold(round: Int) async throws {
-        let burners = try Burners()
+        let burners = try CPUBurners()
         defer { burners.stop() }
         let d = try Daemon()
         let a = try d.sine("a.wav", seconds: 60)

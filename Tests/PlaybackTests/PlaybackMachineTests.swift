@@ -204,6 +204,44 @@ import Testing
         #expect(r.events.contains(.seekCompleted(Self.a, 7 * Self.s)))
     }
 
+    @Test("a pause while a seek made in PLAYING is under way: the seek is made again in PAUSED before it settles")
+    func pauseDuringASeekSeeksAgain() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.seek(30 * Self.s, now: r.t0))
+        r.send(.pause(now: r.t0))
+        _ = r.takeEffects()
+        // The seek's ASYNC_DONE, with the pipeline answering the target plus the running time played before it.
+        r.send(.asyncDone(position: 30_870_000_000, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s], "the same target again")
+        #expect(r.states.isEmpty)
+        #expect(r.events.isEmpty, "no Seeked and no state yet")
+        #expect(r.machine.snapshot.positionOverride == 30 * Self.s)
+        #expect(r.machine.snapshot.status == .paused)
+        r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s], "made again once only")
+        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.events == [.seekCompleted(Self.a, 30 * Self.s), .stateChanged(.paused)])
+    }
+
+    @Test("pause then seek, or a seek that settles before the pause: no second seek", arguments: [true, false])
+    func noSecondSeekWithoutAPauseDuringIt(pauseFirst: Bool) {
+        var r = Rig()
+        r.play(Self.a)
+        if pauseFirst {
+            r.send(.pause(now: r.t0))
+            r.send(.seek(30 * Self.s, now: r.t0))
+        } else {
+            r.send(.seek(30 * Self.s, now: r.t0))
+            r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: .playing))
+            r.send(.pause(now: r.t0))
+        }
+        r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s])
+        #expect(r.events.contains(.seekCompleted(Self.a, 30 * Self.s)))
+        #expect(r.machine.snapshot.positionOverride == nil)
+    }
+
     @Test("seeking is refused when the pipeline says the stream cannot, and when stopped")
     func unseekable() {
         var r = Rig()

@@ -257,7 +257,7 @@ final class StressRun {
     var initialStatus = "", initialTrackID = ""
     var metadataSignalsChecked = 0
     var dead = false
-    var burners: [ChildProcess] = []
+    var burners: CPUBurners?
     var loadStartedAt: Int?
     var duration = 0.0
 
@@ -320,15 +320,15 @@ final class StressRun {
     }
 
     func startBurners() {
-        guard burners.isEmpty else { return }
-        burners = (0..<2).compactMap { _ in try? ChildProcess("/bin/sh", ["-c", "while :; do :; done"], captureOutput: false) }
+        guard burners == nil else { return }
+        burners = try? CPUBurners()
         loadStartedAt = step
         print("ModelStress: step \(step): two CPU burners started")
     }
 
     func stopBurners() {
-        for b in burners { b.kill() }
-        burners = []
+        burners?.stop()
+        burners = nil
     }
 
     // MARK: Calls, timed
@@ -408,7 +408,7 @@ final class StressRun {
         let message = """
             RULE BROKEN: \(rule.rawValue)
             \(detail())
-            seed \(seed), step \(step) of \(steps) (burst \(bursts)), \(String(format: "%.1f", elapsed)) s into the run\(burners.isEmpty ? "" : ", CPU burners running")
+            seed \(seed), step \(step) of \(steps) (burst \(bursts)), \(String(format: "%.1f", elapsed)) s into the run\(burners == nil ? "" : ", CPU burners running")
             last steps:
             \(log.suffix(10).map { "  " + $0 }.joined(separator: "\n"))
             replay: TONEARM_STRESS_SEED=\(seed) TONEARM_STRESS_STEPS=\(steps) swift test --skip-build --filter '^ReliabilityTests\\.ModelStress'
