@@ -158,6 +158,8 @@ public struct PlaybackMachine: Sendable {
     /// A pause came while a seek made in PLAYING was under way: that seek is made again once it settles (see
     /// `asyncDone`).
     private var pausedWhileSeeking = false
+    /// The latest seek effect is such a second seek: no third.
+    private var seekRepeated = false
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
     private(set) var seekTarget: Int64?
     private var buffering = false
@@ -408,6 +410,7 @@ public struct PlaybackMachine: Sendable {
     /// A seek effect with the next serial; no hand-over until it has been issued.
     private mutating func seekEffect(_ position: Int64) -> Effect {
         seekIssuing = true
+        seekRepeated = false
         seekPosition = position
         seekSerial += 1
         return .seek(position, rate: rate, serial: seekSerial)
@@ -494,15 +497,17 @@ public struct PlaybackMachine: Sendable {
                 startSeekInFlight = true
                 return [seekEffect(seek)] + durationEvents(duration)
             }
-        } else if seekInFlight, seekSerialSeen == seekSerial, pausedWhileSeeking {
-            // GStreamer 1.22: a pipeline set to PAUSED while a flushing seek made in PLAYING is under way keeps the
-            // running time it had played before the seek. Paused, it reports the target plus that time (30.9 s for
-            // a seek to 30 s after 0.9 s of playing); resumed, it renders the first buffers that much late. A
-            // flushing seek made in PAUSED sets the running time right, so the seek is made again before it counts
-            // as settled: the target stays what Position reads, and `.seekCompleted` comes once, after it.
+        } else if seekInFlight, seekSerialSeen == seekSerial, let reason = repeatReason(position: position, settled: settled) {
+            // GStreamer 1.22: a pipeline set to PAUSED around a flushing seek (while one made in PLAYING is under
+            // way, or while a Play and a Pause are still being carried out) can keep the running time it had played
+            // before the seek. Paused, it reports the target plus that time (30.9 s for a seek to 30 s after 0.9 s
+            // of playing); resumed, it renders the first buffers that much late. A flushing seek made in PAUSED sets
+            // the running time right, so the seek is made again before it counts as settled: the target stays what
+            // Position reads, and `.seekCompleted` comes once, after it.
             pausedWhileSeeking = false
-            return [.log("paused while seeking: seeking again to \(seekPosition) ns"), seekEffect(seekPosition)]
-                + durationEvents(duration)
+            let again = seekEffect(seekPosition)
+            seekRepeated = true
+            return [.log("\(reason): seeking again to \(seekPosition) ns"), again] + durationEvents(duration)
         } else if seekInFlight, seekSerialSeen == seekSerial {
             seekInFlight = false
             if startSeekInFlight {
@@ -520,6 +525,16 @@ public struct PlaybackMachine: Sendable {
             effects += report(Self.playbackState(settled))
         }
         return effects
+    }
+
+    /// Why the seek that just settled is to be made again (see `asyncDone`), or nil.
+    private func repeatReason(position: Int64?, settled: PipelineState?) -> String? {
+        guard !seekRepeated else { return nil }
+        if pausedWhileSeeking { return "paused while seeking" }
+        if settled == .paused, let position, abs(position - seekPosition) > 100_000_000 {
+            return "paused at \(position) ns after a seek"
+        }
+        return nil
     }
 
     private mutating func streamStart(group: UInt32?, duration: Int64?, seekable known: Bool?) -> [Effect] {
@@ -680,6 +695,7 @@ public struct PlaybackMachine: Sendable {
         seekIsSilent = false
         seekIssuing = false
         pausedWhileSeeking = false
+        seekRepeated = false
         seekTarget = nil
         silentStart = false
         buffering = false

@@ -224,6 +224,24 @@ import Testing
         #expect(r.events == [.seekCompleted(Self.a, 30 * Self.s), .stateChanged(.paused)])
     }
 
+    @Test("a seek that settles paused away from its target is made again, once")
+    func pausedAwayFromTheTargetSeeksAgainOnce() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.pause(now: r.t0))
+        r.send(.seek(30 * Self.s, now: r.t0))
+        _ = r.takeEffects()
+        r.send(.asyncDone(position: 30_345_000_000, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s])
+        #expect(r.events.isEmpty)
+        #expect(r.machine.snapshot.positionOverride == 30 * Self.s)
+        // Wrong again: settled all the same (no loop).
+        r.send(.asyncDone(position: 30_345_000_000, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s])
+        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.events.contains(.seekCompleted(Self.a, 30_345_000_000)))
+    }
+
     @Test("pause then seek, or a seek that settles before the pause: no second seek", arguments: [true, false])
     func noSecondSeekWithoutAPauseDuringIt(pauseFirst: Bool) {
         var r = Rig()
