@@ -20,8 +20,12 @@ public final class LocalLibrary: SourcePlugin {
 
     private let scanQueue = DispatchQueue(label: "tonearm.library.scan", qos: .utility)
     let readQueue = DispatchQueue(label: "tonearm.library.read", qos: .userInitiated, attributes: .concurrent)
-    private let subscribers = Mutex<[UInt64: AsyncStream<LibraryEvent>.Continuation]>([:])
-    private let nextSubscriber = Atomic<UInt64>(0)
+    /// Scan progress and change events, to each subscriber through a bounded buffer of its own.
+    public let events = EventFanOut<LibraryEvent>(coalesces: { older, newer in
+        // A reader that fell behind needs only the latest progress.
+        if case .scanProgress = older, case .scanProgress = newer { return true }
+        return false
+    })
     private let watcher = Mutex<Watcher?>(nil)
     let scansRunning = Atomic<Int>(0)
     /// Loudness measurement (LoudnessScan.swift): what measures, whether it runs, whether to go round again.
@@ -55,7 +59,7 @@ public final class LocalLibrary: SourcePlugin {
 
     deinit {
         watcher.withLock { $0?.stop() }
-        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
+        events.finish()
     }
 
     /// The XDG music folder: `XDG_MUSIC_DIR` from `$XDG_CONFIG_HOME/user-dirs.dirs` (with `$HOME` expanded),
@@ -88,22 +92,8 @@ public final class LocalLibrary: SourcePlugin {
 
     // MARK: Events
 
-    /// A stream of scan progress and change events; each access starts a new subscription.
-    public var events: AsyncStream<LibraryEvent> {
-        let id = nextSubscriber.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = AsyncStream<LibraryEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
-        }
-        subscribers.withLock { $0[id] = continuation }
-        return stream
-    }
-
-    /// Yields outside the lock: a yield resumes the subscriber's task and takes that task's status lock, and a task
-    /// being cancelled holds its status lock while its stream's termination handler takes ours. Yielding under ours
-    /// deadlocked the daemon's shutdown (the scan emitting while MPRIS cancelled its subscription).
     func emit(_ event: LibraryEvent) {
-        for c in subscribers.withLock({ Array($0.values) }) { c.yield(event) }
+        events.publish(event)
     }
 
     // MARK: Scanning

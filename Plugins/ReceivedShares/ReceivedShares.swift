@@ -10,8 +10,8 @@ public final class ReceivedShares: SourcePlugin {
     public let name = "shares"
     public let settings: SharesSettings
     /// Every import and export, in order; consume it from one task.
-    public let events: AsyncStream<ShareEvent>
-    private let sink: AsyncStream<ShareEvent>.Continuation
+    /// Every import and export, in order, to each subscriber through a bounded buffer of its own.
+    public let events = EventFanOut<ShareEvent>()
     let artCache: ArtCache
     /// Probe, decode check, typefind and export, as the daemon provides them.
     let media: any MediaOperations
@@ -37,12 +37,11 @@ public final class ReceivedShares: SourcePlugin {
         self.media = media
         self.logger = logger
         self.indexer = indexer
-        (events, sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     deinit {
         watcher.withLock { $0?.stop() }
-        sink.finish()
+        events.finish()
     }
 
     // MARK: SourcePlugin
@@ -112,8 +111,8 @@ public final class ReceivedShares: SourcePlugin {
         switch outcome {
         case .received(let url, _, _):
             stored = url
-            sink.yield(.fromDevice(sender: sender, fileName: name, uri: url.absoluteString, reason: nil))
-        case .rejected(_, let reason), .failed(_, let reason): sink.yield(.fromDevice(sender: sender, fileName: name, uri: nil, reason: reason))
+            events.publish(.fromDevice(sender: sender, fileName: name, uri: url.absoluteString, reason: nil))
+        case .rejected(_, let reason), .failed(_, let reason): events.publish(.fromDevice(sender: sender, fileName: name, uri: nil, reason: reason))
         }
         await announce(outcome)
         return stored
@@ -121,12 +120,12 @@ public final class ReceivedShares: SourcePlugin {
 
     /// A device offered a file the library holds already at `path` (it was not sent again).
     public func alreadyStored(_ fileName: String, from sender: ShareSender, at path: String) {
-        sink.yield(.fromDevice(sender: sender, fileName: fileName, uri: URL(fileURLWithPath: path).absoluteString, reason: nil))
+        events.publish(.fromDevice(sender: sender, fileName: fileName, uri: URL(fileURLWithPath: path).absoluteString, reason: nil))
     }
 
     /// A device's file refused before it was received (not audio by name, over a limit, a wrong checksum…).
     public func refusedFromDevice(_ fileName: String, from sender: ShareSender, reason: String) {
-        sink.yield(.fromDevice(sender: sender, fileName: fileName, uri: nil, reason: reason))
+        events.publish(.fromDevice(sender: sender, fileName: fileName, uri: nil, reason: reason))
     }
 
     /// Adds a receiver whose offers `PendingOffers` lists and `AnswerOffer` answers.
@@ -148,7 +147,7 @@ public final class ReceivedShares: SourcePlugin {
     }
 
     /// Passes a receiver's offer news to the bus.
-    public func offerEvent(_ event: ShareEvent) { sink.yield(event) }
+    public func offerEvent(_ event: ShareEvent) { events.publish(event) }
 
     /// Checks the file by content and puts it where it belongs. Runs on the import queue.
     func importNow(_ path: String, name: String? = nil, move: Bool? = nil) -> Outcome {
@@ -254,7 +253,7 @@ public final class ReceivedShares: SourcePlugin {
         switch outcome {
         case .received(let url, let metadata, _):
             await indexer?(url)
-            sink.yield(.received(uri: url.absoluteString, metadata: metadata))
+            events.publish(.received(uri: url.absoluteString, metadata: metadata))
             guard let context = context.withLock({ $0 }) else { return }
             do {
                 switch settings.onReceive {
@@ -267,11 +266,11 @@ public final class ReceivedShares: SourcePlugin {
                 logger.error("cannot queue \(url.path): \(error)")
             }
         case .rejected(let path, let reason):
-            sink.yield(.rejected(path: path, reason: reason))
+            events.publish(.rejected(path: path, reason: reason))
         case .failed(let path, let reason):
-            sink.yield(.rejected(path: path, reason: reason))
+            events.publish(.rejected(path: path, reason: reason))
         }
     }
 
-    func emit(_ event: ShareEvent) { sink.yield(event) }
+    func emit(_ event: ShareEvent) { events.publish(event) }
 }

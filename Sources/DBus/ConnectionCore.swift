@@ -33,7 +33,7 @@ final class ConnectionCore: Sendable {
     enum Work: Sendable {
         case send(MessageBox, ReplyHandler?, timeout: UInt64)
         /// The answer to an incoming call handed to `incomingCalls` (nil: none is wanted or it could not be built).
-        case reply(MessageBox?)
+        case reply(MessageBox?, sender: String)
         case close
         /// Close once the calls handed to `incomingCalls` so far are answered (or after `ConnectionCore.replyGrace`).
         case closeAfterReplies
@@ -228,9 +228,11 @@ final class LoopContext: @unchecked Sendable {
     var pending: [UInt32: Pending] = [:]
     var disconnected = false
     let responder: ConnectionCore.ImmediateResponder?
-    /// Incoming calls handed to `incomingCalls` and not answered yet: while there are any, nothing is answered at
-    /// once, so no answer overtakes an earlier call's.
+    /// Incoming calls handed to `incomingCalls` and not answered yet.
     var callsInFlight = 0
+    /// The same, by sender: while a sender has any, nothing of its own is answered at once, so no answer overtakes
+    /// an earlier call's; other senders' reads are answered at once all the same (a long call never holds them).
+    var inFlightBySender: [String: Int] = [:]
     /// After `closeAfterReplies`: the answers still awaited before closing, and the time to close anyway.
     var closeAfter: (answers: Int, deadline: UInt64)?
 
@@ -362,8 +364,9 @@ final class LoopContext: @unchecked Sendable {
             // Replies come in call order, so the next `callsInFlight` replies answer every call handed over so far.
             if callsInFlight == 0 { closeRequested = true }
             else if closeAfter == nil { closeAfter = (callsInFlight, ConnectionCore.now() &+ ConnectionCore.replyGrace) }
-        case .reply(let box):
+        case .reply(let box, let sender):
             callsInFlight -= 1
+            if let n = inFlightBySender[sender] { inFlightBySender[sender] = n > 1 ? n - 1 : nil }
             if let box, !closeRequested, !disconnected { _ = dbus_connection_send(core.connection, box.message, nil) }
             if let awaited = closeAfter?.answers {
                 if awaited <= 1 { closeRequested = true } else { closeAfter?.answers = awaited - 1 }
@@ -417,7 +420,7 @@ final class LoopContext: @unchecked Sendable {
                 serial: h.serial, sender: h.sender, path: h.path ?? "/", interface: h.interface,
                 member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply)
             // A property read answered here skips two thread hops (to a task and back to this thread).
-            if callsInFlight == 0, let responder, let values = responder(call) {
+            if inFlightBySender[call.sender] == nil, let responder, let values = responder(call) {
                 if call.noReply { return DBUS_HANDLER_RESULT_HANDLED }
                 if let box = try? MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) {
                     _ = dbus_connection_send(core.connection, box.message, nil)
@@ -426,6 +429,7 @@ final class LoopContext: @unchecked Sendable {
                 // Not encodable: the usual path answers, with the error.
             }
             callsInFlight += 1
+            inFlightBySender[call.sender, default: 0] += 1
             core.incomingContinuation.yield(call)
             return DBUS_HANDLER_RESULT_HANDLED
         default:

@@ -19,7 +19,7 @@ public final class DBusConnection: Sendable {
         Task.detached { [core, objects, gate] in
             @Sendable func answer(_ call: IncomingCall, _ result: Result<[DBusValue], DBusError>) {
                 if call.noReply {
-                    core.enqueue(.reply(nil))
+                    core.enqueue(.reply(nil, sender: call.sender))
                     return
                 }
                 let box: MessageBox?
@@ -30,7 +30,7 @@ public final class DBusConnection: Sendable {
                 case .failure(let e):
                     box = MessageBox.error(serial: call.serial, destination: call.sender, error: e)
                 }
-                core.enqueue(.reply(box))
+                core.enqueue(.reply(box, sender: call.sender))
             }
             for await call in core.incomingCalls {
                 await gate.pass()

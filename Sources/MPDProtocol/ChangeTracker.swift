@@ -2,11 +2,14 @@ import Synchronization
 import TonearmCore
 
 /// Turns player and library events into mpd's idle subsystems and keeps the playlist version; wakes every client
-/// through the hub. Fed on the player's actor (`Player.observe`), so it must stay quick.
+/// through the hub. Fed by the MPD face's own subscription to the player's events.
 public final class ChangeTracker: Sendable {
     private struct State {
         var versions = QueueVersions()
         var last: PlayerSnapshot?
+        /// The queue as last taken into `versions`, and its version in the published state.
+        var syncedQueueVersion: UInt64?
+        var syncedTracks: [Track] = []
         var error: String?
         var clients: [Int: @Sendable (Set<IdleSubsystem>) -> Void] = [:]
         var nextKey = 0
@@ -44,17 +47,33 @@ public final class ChangeTracker: Sendable {
         for wake in state.withLock({ Array($0.clients.values) }) { wake(subsystems) }
     }
 
+    /// Takes the queue of a published state into the playlist versions, unless a later one was taken already: every
+    /// read of the queue does this first, so the version it answers is the one of the entries it lists, whether or
+    /// not the face has heard the events yet.
+    public func sync(_ snapshot: PlayerSnapshot) {
+        state.withLock { s in
+            if let synced = s.syncedQueueVersion, snapshot.queueVersion <= synced { return }
+            s.versions.update(snapshot.trackIDs)
+            var before: [TrackID: TrackMetadata] = [:]
+            for track in s.syncedTracks { before[track.id] = track.metadata }
+            for track in snapshot.tracks {
+                if let old = before[track.id], old != track.metadata { s.versions.touch(track.id) }
+            }
+            s.syncedTracks = snapshot.tracks
+            s.syncedQueueVersion = snapshot.queueVersion
+        }
+    }
+
     /// A player event.
     public func handle(_ event: PlayerEvent) {
+        if case .changed(let now) = event { sync(now) }
         let changed: Set<IdleSubsystem> = state.withLock { s in
             switch event {
             case .changed(let now):
-                s.versions.update(now.trackIDs)
                 return Self.difference(s.last, now, &s)
             case .seeked:
                 return [.player]
-            case .trackMetadataChanged(let track):
-                s.versions.touch(track.id)
+            case .trackMetadataChanged:
                 return [.playlist]
             case .trackFailed(_, let uri, let error):
                 s.error = "\(uri): \(error.message)"

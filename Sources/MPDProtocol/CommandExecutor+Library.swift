@@ -45,7 +45,7 @@ extension CommandExecutor {
             }
             var at = PlayQueue.Position.end
             if let position {
-                let ids = await player.inspect { $0.tracks.map(\.id) }
+                let ids = player.inspect { $0.tracks.map(\.id) }
                 let target = try Self.integer(position)
                 guard target >= 0, target <= ids.count else { throw .badSongIndex() }
                 at = target == 0 ? .front : .after(ids[target - 1])
@@ -122,7 +122,7 @@ extension CommandExecutor {
     private func artURL(for name: String) async throws(MPDAck) -> String? {
         let database = try await library.current()
         if let song = database.song(file: MusicDatabase.normalize(name)) ?? database.song(uri: name) { return song.artURL }
-        let tracks = await player.inspect { $0.tracks }
+        let tracks = player.inspect { $0.tracks }
         if let track = tracks.first(where: { $0.uri == name || database.file(forURI: $0.uri) == name }) {
             return track.metadata.artUrl
         }

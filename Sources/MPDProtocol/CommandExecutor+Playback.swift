@@ -45,7 +45,7 @@ extension CommandExecutor {
             try await seek(id, Self.seconds(a[1]))
         case "seekcur":
             try count(name, a, 1...1)
-            let view = await player.inspect { $0 }
+            let view = player.inspect { $0 }
             guard let current = view.currentID, view.status != .stopped else { throw MPDAck(.playerSync, "Not playing") }
             let text = a[0]
             let value = try Self.seconds(text.hasPrefix("+") ? String(text.dropFirst()) : text)
@@ -63,16 +63,16 @@ extension CommandExecutor {
             try count(name, a, 1...1)
             let change = try Self.integer(a[0])
             guard (-100...100).contains(change) else { throw MPDAck(.arg, "Invalid volume value") }
-            let now = await player.inspect { $0.volume }
+            let now = player.inspect { $0.volume }
             let target = min(100, max(0, Int((now * 100).rounded()) + change))
             try await setVolume(Double(target) / 100)
         case "getvol":
             try count(name, a, 0...0)
-            r.line("volume", Int((await player.inspect { $0.volume } * 100).rounded()))
+            r.line("volume", Int((player.inspect { $0.volume } * 100).rounded()))
         case "repeat":
             try count(name, a, 1...1)
             let on = try Self.boolean(a[0])
-            let loop = await player.inspect { $0.loop }
+            let loop = player.inspect { $0.loop }
             if on && loop == .none { await player.setLoop(.playlist) }
             if !on && loop != .none { await player.setLoop(.none) }
         case "random":
@@ -84,7 +84,7 @@ extension CommandExecutor {
             // without repeat (stop after the song) and oneshot have no counterpart.
             if a[0] == "oneshot" { throw .notSupported("single oneshot") }
             let on = try Self.boolean(a[0])
-            let loop = await player.inspect { $0.loop }
+            let loop = player.inspect { $0.loop }
             if on, loop != .track {
                 await player.setLoop(.track)
             } else if !on, loop == .track {
@@ -154,14 +154,14 @@ extension CommandExecutor {
     }
 
     func id(atPosition position: Int) async throws(MPDAck) -> TrackID {
-        let ids = await player.inspect { $0.tracks.map(\.id) }
+        let ids = player.inspect { $0.tracks.map(\.id) }
         guard position >= 0, position < ids.count else { throw .badSongIndex() }
         return ids[position]
     }
 
     func id(forSongID text: String) async throws(MPDAck) -> TrackID {
         guard let serial = UInt64(text) else { throw MPDAck(.arg, "Integer expected: \(text)") }
-        let ids = await player.inspect { $0.tracks.map(\.id) }
+        let ids = player.inspect { $0.tracks.map(\.id) }
         guard let id = ids.first(where: { $0.serial == serial }) else { throw .noSuchSong() }
         return id
     }

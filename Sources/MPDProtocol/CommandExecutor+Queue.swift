@@ -18,7 +18,7 @@ extension CommandExecutor {
             if name == "addid", let id = ids.first { r.line("Id", id.serial ?? 0) }
         case "delete":
             try count(name, a, 1...1)
-            let ids = await player.inspect { $0.tracks.map(\.id) }
+            let ids = player.inspect { $0.tracks.map(\.id) }
             for id in ids[try Self.range(a[0], count: ids.count)] { try? await player.remove(id) }
         case "deleteid":
             try count(name, a, 1...1)
@@ -26,7 +26,7 @@ extension CommandExecutor {
             do { try await player.remove(id) } catch { throw .noSuchSong() }
         case "move", "moveid":
             try count(name, a, 2...2)
-            var ids = await player.inspect { $0.tracks.map(\.id) }
+            var ids = player.inspect { $0.tracks.map(\.id) }
             let moving: [TrackID]
             if name == "move" {
                 moving = Array(ids[try Self.range(a[0], count: ids.count)])
@@ -41,7 +41,7 @@ extension CommandExecutor {
             try await reorder(ids)
         case "swap", "swapid":
             try count(name, a, 2...2)
-            var ids = await player.inspect { $0.tracks.map(\.id) }
+            var ids = player.inspect { $0.tracks.map(\.id) }
             let first = name == "swap" ? try await id(atPosition: try Self.integer(a[0])) : try await id(forSongID: a[0])
             let second = name == "swap" ? try await id(atPosition: try Self.integer(a[1])) : try await id(forSongID: a[1])
             guard let i = ids.firstIndex(of: first), let j = ids.firstIndex(of: second) else { throw .noSuchSong() }
@@ -52,19 +52,19 @@ extension CommandExecutor {
             await player.clear()
         case "shuffle":
             try count(name, a, 0...1)
-            var ids = await player.inspect { $0.tracks.map(\.id) }
+            var ids = player.inspect { $0.tracks.map(\.id) }
             let range = a.isEmpty ? ids.indices : try Self.range(a[0], count: ids.count)
             ids[range].shuffle()
             try await reorder(ids)
         case "playlistinfo":
             try count(name, a, 0...1)
-            let tracks = await player.inspect { $0.tracks }
+            let tracks = player.inspect { $0.tracks }
             let range = a.isEmpty ? tracks.indices : try Self.range(a[0], count: tracks.count)
             let database = try await library.current()
             for i in range { write(tracks[i], position: i, database, &r) }
         case "playlistid":
             try count(name, a, 0...1)
-            let tracks = await player.inspect { $0.tracks }
+            let tracks = player.inspect { $0.tracks }
             let database = try await library.current()
             if let text = a.first {
                 guard let serial = UInt64(text) else { throw MPDAck(.arg, "Integer expected: \(text)") }
@@ -77,7 +77,8 @@ extension CommandExecutor {
             try count(name, a, 1...2)
             guard let since = UInt32(a[0]) else { throw MPDAck(.arg, "Integer expected: \(a[0])") }
             let tracker = self.tracker
-            let (tracks, changed) = await player.inspect { ($0.tracks, tracker.changed(since: since)) }
+            let tracks = synced().0.tracks
+            let changed = tracker.changed(since: since)
             let window = a.count > 1 ? try Self.range(a[1], count: tracks.count) : tracks.indices
             let database = name == "plchanges" ? try await library.current() : .empty
             for i in changed where window.contains(i) && i < tracks.count {
@@ -92,7 +93,7 @@ extension CommandExecutor {
             guard !a.isEmpty else { throw .wrongArgumentCount(name) }
             let filter = try SongFilter.parse(a, oldFormContains: name == "playlistsearch")
             let matches = try filter.predicate(foldCase: name == "playlistsearch")
-            let tracks = await player.inspect { $0.tracks }
+            let tracks = player.inspect { $0.tracks }
             let database = try await library.current()
             for (i, track) in tracks.enumerated() where matches(song(track, database)) { write(track, position: i, database, &r) }
         case "prio", "prioid", "rangeid":
@@ -109,7 +110,7 @@ extension CommandExecutor {
     /// Where `add`/`addid` put songs: at a position, relative to the current song (`+N`, `-N`), or at the end.
     func insertPosition(_ text: String?) async throws(MPDAck) -> PlayQueue.Position {
         guard let text else { return .end }
-        let view = await player.inspect { $0 }
+        let view = player.inspect { $0 }
         var target: Int
         if text.hasPrefix("+") || text.hasPrefix("-") {
             guard let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) else {

@@ -47,7 +47,7 @@ extension CommandExecutor {
             try count(name, a, 1...2)
             let mode = a.count > 1 ? a[1] : "create"
             guard ["create", "append", "replace"].contains(mode) else { throw MPDAck(.arg, "Unrecognized save mode: \(mode)") }
-            let queue = await player.inspect { $0.tracks.map(\.uri) }
+            let queue = player.inspect { $0.tracks.map(\.uri) }
             let exists = store.exists(a[0])
             if mode == "create", exists { throw MPDAck(.exist, "Playlist already exists") }
             if mode != "create", !exists { throw MPDAck(.noExist, "No such playlist") }

@@ -128,7 +128,7 @@ public final class CommandExecutor: Sendable {
         // ReplayGain: mpd's modes are Tonearm's (off, track, album, auto), shared with Player1.ReplayGainMode.
         case "replay_gain_status":
             try count(name, a, 0...0)
-            r.line("replay_gain_mode", await player.replayGainMode.rawValue)
+            r.line("replay_gain_mode", player.state.snapshot.replayGainMode.rawValue)
         case "replay_gain_mode":
             try count(name, a, 1...1)
             guard let mode = ReplayGainMode(rawValue: a[0]) else { throw MPDAck(.arg, "Unrecognized replay gain mode") }
@@ -157,8 +157,9 @@ public final class CommandExecutor: Sendable {
             try await storedPlaylistCommand(name, a, &r)
         // Outputs: Tonearm's named outputs, one playing at a time; enabling one switches to it
         case "outputs":
-            let current = await player.outputName
-            for (id, output) in await player.outputs.enumerated() {
+            let now = player.state.snapshot
+            let current = now.output
+            for (id, output) in now.outputs.enumerated() {
                 r.line("outputid", id)
                 r.line("outputname", output.name)
                 r.line("plugin", output.kind)
@@ -166,9 +167,9 @@ public final class CommandExecutor: Sendable {
             }
         case "enableoutput", "disableoutput", "toggleoutput", "outputset":
             try count(name, a, 1...3)
-            let outputs = await player.outputs
+            let outputs = player.state.snapshot.outputs
             guard let id = Int(a[0]), outputs.indices.contains(id) else { throw MPDAck(.noExist, "No such audio output") }
-            let isCurrent = outputs[id].name == (await player.outputName)
+            let isCurrent = outputs[id].name == player.state.snapshot.output
             switch name {
             case "outputset":
                 throw MPDAck(.system, "Tonearm's outputs have no runtime attributes; set them in config.toml")
@@ -211,9 +212,16 @@ public final class CommandExecutor: Sendable {
 
     // MARK: Status
 
+    /// The queue and transport as last published, with the playlist version of exactly those entries.
+    func synced() -> (PlayerQueueView, UInt32) {
+        let state = player.state
+        tracker.sync(state.snapshot)
+        return (PlayerQueueView(state), tracker.version)
+    }
+
     func status(_ r: inout Reply) async {
-        let tracker = self.tracker
-        let (view, version, error) = await player.inspect { ($0, tracker.version, tracker.error) }
+        let (view, version) = synced()
+        let error = tracker.error
         let scanning = librarySource?.isScanning == true
         r.line("volume", Int((view.volume * 100).rounded()))
         r.line("repeat", view.loop == .none ? 0 : 1)
@@ -245,7 +253,7 @@ public final class CommandExecutor: Sendable {
     }
 
     func currentSong(_ r: inout Reply) async throws(MPDAck) {
-        let view = await player.inspect { $0 }
+        let view = player.inspect { $0 }
         guard let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) else { return }
         let database = try await library.current()
         write(view.tracks[index], position: index, database, &r)

@@ -95,11 +95,12 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
 
     /// Forwards the library's scan events as Library1 signals (subscribed now, forwarded once started).
     static func forwarder(_ library: Library, on connection: DBusConnection, path: String) -> @Sendable () -> Task<Void, Never> {
-        let events = library.events
+        let subscription = library.events.subscribe()
         return {
             Task {
-                for await event in events {
-                    switch event.scanSignal {
+                defer { subscription.cancel() }
+                for await item in subscription {
+                    switch item.event.scanSignal {
                     case .progress(let done, let total):
                         connection.emitSignal(path: path, interface: name, member: "ScanProgress",
                                               arguments: [.uint32(UInt32(clamping: done)), .uint32(UInt32(clamping: total))])

@@ -22,6 +22,9 @@ struct LoggedInterface: DBusInterfaceHandler {
         }
     }
 
+    /// Reads answered at once stay answered at once with logging on (they are not logged: progress bars poll).
+    func currentValue(_ property: String) -> DBusValue? { inner.currentValue(property) }
+
     func get(_ property: String) async throws -> DBusValue {
         let value = try await inner.get(property)
         logger.trace("Get \(interface.name).\(property) = \(value)")

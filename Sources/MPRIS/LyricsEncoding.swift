@@ -18,11 +18,6 @@ enum LyricsEncoding {
     }
 
     /// Every lyrics property of the player now.
-    static func values(of player: Player) async -> [String: DBusValue] {
-        let lyrics = await player.currentLyrics
-        let line = await player.currentLyricsLine
-        return values(lyrics, line: line)
-    }
 
     static func values(_ lyrics: Lyrics?, line: Int?) -> [String: DBusValue] {
         [

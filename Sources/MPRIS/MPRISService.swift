@@ -18,8 +18,10 @@ public final class MPRISService: Sendable {
     /// before `run` loses no event.
     let forwarders: [@Sendable () async -> [Task<Void, Never>]]
     let logger: Logger
-    /// The diff state of PropertiesChanged; touched only from the player's actor (see `deliverEvents`).
+    /// Turns the player's events into signals.
     let forwarder: EventForwarder
+    /// The bus face's own buffer of the player's events, made at init so that nothing said before `run` is lost.
+    let subscription: EventSubscription<PlayerEvent>
 
     /// `media`: what MediaPlayer2 reports as playable. `library` and `shares`: the plugins behind Library1 and
     /// Shares1 (not exported when nil). `browsables`: every source with folders, behind Browser1. `quit`: what
@@ -56,11 +58,8 @@ public final class MPRISService: Sendable {
             playlistsFace = face
         }
         self.forwarders = forwarders
-        // Player events reach the bus from the player's actor, as they happen: a command's signal is queued before its
-        // reply, with no hop to another task (measured: PlayPause → PropertiesChanged and Seek → Seeked).
-        let forwarder = EventForwarder(connection: connection, playlists: playlistsFace)
-        self.forwarder = forwarder
-        player.deliverEvents { event in forwarder.forward(event) }
+        forwarder = EventForwarder(connection: connection, playlists: playlistsFace)
+        subscription = player.events.subscribe()
         // At debug level (tonearmd --verbose) every call is logged with its sender.
         if logger.logLevel <= .debug { handlers = handlers.map { LoggedInterface(inner: $0, logger: logger) } }
         connection.export(path: Self.objectPath, handlers: handlers)
@@ -87,17 +86,22 @@ public final class MPRISService: Sendable {
         }
     }
 
-    /// Forwards plugin events to the bus, and returns when the player shuts down or the calling task is cancelled;
-    /// player events are forwarded from `init` on (on the player's actor) until then.
+    /// Forwards player and plugin events to the bus, and returns when the player shuts down or the calling task is
+    /// cancelled.
     public func run() async {
         var forwarding: [Task<Void, Never>] = []
         for start in forwarders { forwarding += await start() }
         defer {
             for task in forwarding { task.cancel() }
-            player.deliverEvents(to: nil)
+            subscription.cancel()
         }
-        // Quiet while the forwarder takes the events; it ends when the player shuts down (or this task is cancelled).
-        for await event in player.events { forwarder.forward(event) }
+        var last: UInt64?
+        for await item in subscription {
+            // Fell behind and lost events (coalesced or dropped): the state as it is now says what changed meanwhile.
+            if let last, item.sequence != last + 1 { forwarder.forward(.changed(player.state.snapshot)) }
+            last = item.sequence
+            forwarder.forward(item.event)
+        }
     }
 }
 

@@ -16,7 +16,7 @@ struct PlayerInterface: DBusInterfaceHandler {
             case "Pause": await player.pause()
             case "PlayPause":
                 // The spec: with CanPause false, PlayPause has no effect and raises an error.
-                guard await player.snapshot.canPause else {
+                guard player.state.snapshot.canPause else {
                     throw TonearmError("NothingToPlay", "nothing to play or pause: the queue is empty")
                 }
                 await player.playPause()
@@ -44,18 +44,17 @@ struct PlayerInterface: DBusInterfaceHandler {
     }
 
     func get(_ property: String) async throws -> DBusValue {
-        if property == "Position" { return .int64(await player.position()) }
-        guard let value = Self.properties(await player.snapshot)[property] else {
-            throw DBusError.unknownProperty(property)
-        }
+        guard let value = currentValue(property) else { throw DBusError.unknownProperty(property) }
         return value
     }
 
-    /// Answered on the bus thread: Position (progress bars poll it) and the rest from the state last announced
-    /// (`playerctl status` and panel widgets read them all at once).
+    /// Answered on the bus thread from the published state, never waiting for the player: Position from its basis
+    /// and the clock (progress bars poll it), the rest as encoded once per state (`playerctl status` and panel
+    /// widgets read them all at once).
     func currentValue(_ property: String) -> DBusValue? {
-        if property == "Position" { return .int64(player.positionNow()) }
-        return player.announced.flatMap { encoded.properties(of: $0)[property] }
+        let state = player.state
+        if property == "Position" { return .int64(state.position.now) }
+        return encoded.properties(of: state.snapshot)[property]
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {

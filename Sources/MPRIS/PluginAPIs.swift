@@ -16,8 +16,8 @@ public protocol LibraryAPI: Sendable {
     var folders: [URL] { get }
     /// Whether a scan is running.
     var isScanning: Bool { get }
-    /// Scan progress and change events; each access starts a new subscription.
-    var events: AsyncStream<Event> { get }
+    /// Scan progress and change events; each face subscribes with a buffer of its own.
+    var events: EventFanOut<Event> { get }
     /// Every track artist.
     func artists() async throws -> [Artist]
     /// Albums, all or those an artist appears on.
@@ -99,8 +99,8 @@ public protocol SharesAPI: Sendable {
 
     /// The watched inbox folders.
     var inboxes: [URL] { get }
-    /// Every import and export, in order; consumed by one task.
-    var events: AsyncStream<Event> { get }
+    /// Every import and export, in order; each face subscribes with a buffer of its own.
+    var events: EventFanOut<Event> { get }
     /// Starts exporting the file at `uri` into `folder` in `mode`; returns the export's id.
     func export(uri: String, folder: String, mode: String) async throws -> String
     /// Stops a running export; false when there is none with that id.

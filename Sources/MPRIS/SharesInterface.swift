@@ -66,8 +66,11 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
 
     /// Turns the plugin's events into Shares1 signals.
     static func forward(_ shares: Shares, on connection: DBusConnection, path: String) -> Task<Void, Never> {
-        Task {
-            for await event in shares.events {
+        let subscription = shares.events.subscribe()
+        return Task {
+            defer { subscription.cancel() }
+            for await item in subscription {
+                let event = item.event
                 let (member, arguments): (String, [DBusValue])
                 switch event.shareSignal {
                 case .received(let uri, let metadata):

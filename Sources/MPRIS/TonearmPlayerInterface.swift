@@ -45,17 +45,26 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
     }
 
     func get(_ property: String) async throws -> DBusValue {
-        if LyricsEncoding.properties.contains(property), let value = await LyricsEncoding.values(of: player)[property] { return value }
+        guard let value = currentValue(property) else { throw DBusError.unknownProperty(property) }
+        return value
+    }
+
+    /// From the published state, on the bus thread.
+    func currentValue(_ property: String) -> DBusValue? {
+        let s = player.state.snapshot
+        if LyricsEncoding.properties.contains(property) {
+            return LyricsEncoding.values(s.lyrics, line: s.lyricsLine?.index)[property]
+        }
         switch property {
-        case "TickInterval": return .int64(Self.microseconds(await player.currentInterval))
-        case "ReplayGainMode": return .string(await player.replayGainMode.rawValue)
-        case "ReplayGain": return .double(20 * log10(max(1e-6, await player.appliedGain)))
-        case "Buffering": return .int32(Int32(await player.buffering))
+        case "TickInterval": return .int64(Self.microseconds(s.tickInterval))
+        case "ReplayGainMode": return .string(s.replayGainMode.rawValue)
+        case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
+        case "Buffering": return .int32(Int32(s.buffering))
         case "Outputs":
-            return .array(element: "(sss)", await player.outputs.map { .structure([.string($0.name), .string($0.kind), .string($0.detail)]) })
-        case "Output": return .string(await player.outputName)
-        case "OutputError": return .string(await player.outputProblem)
-        default: throw DBusError.unknownProperty(property)
+            return .array(element: "(sss)", s.outputs.map { .structure([.string($0.name), .string($0.kind), .string($0.detail)]) })
+        case "Output": return .string(s.output)
+        case "OutputError": return .string(s.outputProblem)
+        default: return nil
         }
     }
 

@@ -11,12 +11,10 @@ struct TrackListInterface: DBusInterfaceHandler {
             switch method {
             case "GetTracksMetadata":
                 let ids = (a[0].arrayValue ?? []).compactMap(\.stringValue).map(TrackID.init(path:))
-                var out: [DBusValue] = []
-                for id in ids {
-                    // Unknown ids are left out, as the spec allows.
-                    if let track = await player.track(id) { out.append(MetadataEncoding.encode(track)) }
-                }
-                return [.array(element: "a{sv}", out)]
+                // From the published queue, without waiting for the player; unknown ids are left out, as the spec allows.
+                var byID: [TrackID: Track] = [:]
+                for track in player.state.snapshot.tracks { byID[track.id] = track }
+                return [.array(element: "a{sv}", ids.compactMap { byID[$0].map { MetadataEncoding.encode($0) } })]
             case "AddTrack":
                 let after = TrackID(path: a[1].stringValue ?? TrackID.noTrack.path)
                 try await player.addTrack(a[0].stringValue ?? "", after: after, setAsCurrent: a[2].boolValue ?? false)
@@ -38,10 +36,16 @@ struct TrackListInterface: DBusInterfaceHandler {
     }
 
     func get(_ property: String) async throws -> DBusValue {
+        guard let value = currentValue(property) else { throw DBusError.unknownProperty(property) }
+        return value
+    }
+
+    /// From the published state, on the bus thread.
+    func currentValue(_ property: String) -> DBusValue? {
         switch property {
-        case "Tracks": return .objectPathArray(await player.snapshot.trackIDs.map(\.path))
+        case "Tracks": return .objectPathArray(player.state.snapshot.trackIDs.map(\.path))
         case "CanEditTracks": return .bool(true)
-        default: throw DBusError.unknownProperty(property)
+        default: return nil
         }
     }
 

@@ -121,6 +121,8 @@ public final class PlaybackEngine: Sendable {
     public var currentItem: PlaybackItem? { shell.currentItem }
     /// The state last reported by `.stateChanged`.
     public var state: PlaybackState { shell.reportedState }
+    /// The same, as `PlaybackControl` names it.
+    public var pipelineState: PlaybackState { shell.reportedState }
     public var usingNullSink: Bool { shell.usingNullSink }
 
     /// NULL state, bus thread stopped, event stream finished. Idempotent.

@@ -7,6 +7,8 @@ public protocol PlaybackControl: AnyObject, Sendable {
     var events: AsyncStream<PlaybackEvent> { get }
     /// The status clients should be told, the item, seekability and rate.
     var snapshot: PlaybackMachine.Snapshot { get }
+    /// The pipeline's own state as last reported (it lags a command until the pipeline gets there).
+    var pipelineState: PlaybackState { get }
     /// The position in ns as clients should read it (a seek's target until it settles; 0 when stopped).
     var reportedPosition: Int64 { get }
     func setNextItemProvider(_ provider: @escaping @Sendable (_ finishing: PlaybackItem) -> PlaybackItem?)

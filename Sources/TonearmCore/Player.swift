@@ -13,9 +13,8 @@ public actor Player {
     public static let minimumRate = 0.25
     public static let maximumRate = 4.0
 
-    /// Events for the bus face, in the order things happened (none while a handler takes them: `deliverEvents`).
-    public nonisolated let events: AsyncStream<PlayerEvent>
-    let eventSink: EventSink
+    /// The published state and the one fan-out of events every face reads and follows (`state`, `events`).
+    public nonisolated let channel = PlayerChannel()
 
     let engine: any PlaybackControl
     let plugins: [any SourcePlugin]
@@ -62,45 +61,20 @@ public actor Player {
     var outputState = OutputState()
     let outputPolicy: OutputRecoveryPolicy
 
-    /// Where events go: the handler of `deliverEvents` when there is one (called on the actor), else `events`.
-    final class EventSink: Sendable {
-        let continuation: AsyncStream<PlayerEvent>.Continuation
-        /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
-        /// (the inout write-back), so every event made the next one's call deeper until the stack overflowed (a
-        /// daemon died after about ten thousand track changes).
-        final class Handler: Sendable {
-            let call: @Sendable (PlayerEvent) -> Void
-            init(_ call: @escaping @Sendable (PlayerEvent) -> Void) { self.call = call }
-        }
-        let handler = Mutex<Handler?>(nil)
-        /// Further faces that hear every event too (the MPD face: `observe`).
-        let observers = Mutex<[Int: @Sendable (PlayerEvent) -> Void]>([:])
-
-        init(_ continuation: AsyncStream<PlayerEvent>.Continuation) { self.continuation = continuation }
-
-        func yield(_ event: PlayerEvent) {
-            for observer in observers.withLock({ Array($0.values) }) { observer(event) }
-            if let handler = handler.withLock({ $0 }) { handler.call(event) } else { continuation.yield(event) }
-        }
-
-        /// Nothing is delivered after this.
-        func finish() {
-            handler.withLock { $0 = nil }
-            observers.withLock { $0 = [:] }
-            continuation.finish()
-        }
-    }
-
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
     let handover = HandoverSnapshot()
 
-    /// The state last announced (PropertiesChanged), readable from any thread.
-    private let announcedSnapshot = Mutex<PlayerSnapshot?>(nil)
+    /// The state after the last change, from any thread without waiting for the actor: what every face answers
+    /// reads with. A change made by a call is in it before the call returns.
+    public nonisolated var state: PlayerState { channel.state }
 
-    /// What the bus last heard the player is (status, track, settings), without waiting for the actor; nil before
-    /// `start`. Every change is published before the actor takes the next call, so a read made when no call is
-    /// pending sees what `snapshot` would.
-    public nonisolated var announced: PlayerSnapshot? { announcedSnapshot.withLock { $0 } }
+    /// Every change as one numbered event; each face subscribes with a bounded buffer of its own.
+    public nonisolated var events: EventFanOut<PlayerEvent> { channel.events }
+
+    /// The queue version last published, grown at every change of the entries or their metadata.
+    var queueVersion: UInt64 = 0
+    /// The entries `queueVersion` was last grown for.
+    var versionedTracks: [Track] = []
 
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
@@ -121,17 +95,6 @@ public actor Player {
         self.artCache = artCache
         self.tickInterval = tickInterval
         self.logger = logger
-        let (events, continuation) = AsyncStream.makeStream(of: PlayerEvent.self, bufferingPolicy: .unbounded)
-        self.events = events
-        eventSink = EventSink(continuation)
-    }
-
-    /// Hands every event to `handler` on the actor, as it happens, instead of to `events` (nil: back to `events`).
-    /// Set it before `start`, so no event is left in `events` before it. The handler must be quick and must not wait.
-    /// The bus face uses it: a PlayPause's PropertiesChanged or a Seek's Seeked is then queued for the bus from the
-    /// actor itself, before the call's reply, instead of after a hop to a task that reads `events`.
-    public nonisolated func deliverEvents(to handler: (@Sendable (PlayerEvent) -> Void)?) {
-        eventSink.handler.withLock { $0 = handler.map(EventSink.Handler.init) }
     }
 
     /// Starts listening to the engine; call once.
@@ -177,7 +140,7 @@ public actor Player {
         outputState.retry?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
-        eventSink.finish()
+        channel.events.finish()
     }
 
     // MARK: Reading
@@ -200,11 +163,22 @@ public actor Player {
     var loaded: TrackID? { engine.snapshot.item.map { TrackID(serial: $0.token) } }
 
     /// Position in the current track in microseconds (0 when stopped; a seek's target until it settles).
-    public func position() -> Int64 { positionNow() }
+    public func position() -> Int64 { engine.reportedPosition / 1000 }
 
-    /// The same figure from any thread without waiting for the actor: the bus answers Get(Position) with it on its
-    /// own thread.
-    public nonisolated func positionNow() -> Int64 { engine.reportedPosition / 1000 }
+    /// The position from the published basis, from any thread without waiting for the actor or the pipeline: the
+    /// faces answer Position with it.
+    public nonisolated func positionNow() -> Int64 { channel.state.position.now }
+
+    /// Where the position stands now, read from the pipeline once, for the faces to count on from.
+    func makeBasis() -> PositionBasis {
+        let playback = engine.snapshot
+        let position = engine.reportedPosition / 1000
+        let instant = ContinuousClock.now
+        let moving = playback.item != nil && playback.status == .playing && playback.positionOverride == nil
+            && engine.pipelineState == .playing && bufferingPercent >= 100
+        let length = playback.item.flatMap { queue.track(TrackID(serial: $0.token))?.metadata.length }
+        return PositionBasis(position: position, instant: instant, rate: moving ? playback.rate : 0, limit: length)
+    }
 
     func makeSnapshot() -> PlayerSnapshot {
         // The two fields used below are read out at once: Swift 6.3.1's optimizer (CopyPropagation) crashed on this
@@ -228,24 +202,60 @@ public actor Player {
         let isLoaded = hasCurrent && loadedToken != nil && loadedToken == queue.currentID?.serial
         s.canSeek = isLoaded && (pipelineSeeks || queue.current.map(Self.knownSeekable) == true)
         s.trackIDs = queue.ids
-        if let id = queue.currentID, lyricsFollow.trackID == id { s.lyricsText = lyricsFollow.text }
+        s.tracks = queue.tracks
+        if queue.tracks != versionedTracks {
+            queueVersion &+= 1
+            versionedTracks = queue.tracks
+        }
+        s.queueVersion = queueVersion
+        s.nextID = hasCurrent ? playable(after: queue.currentID, automatic: true) : nil
+        if let id = queue.currentID, lyricsFollow.trackID == id {
+            s.lyricsText = lyricsFollow.text
+            s.lyricsLine = lyricsFollow.line
+            s.lyrics = lyricsFollow.lyrics
+        }
+        s.replayGainMode = replayGain.mode
+        s.output = engine.output.name
+        s.outputProblem = outputState.problem
+        s.outputs = outputs
+        s.appliedGain = appliedGain
+        s.buffering = bufferingPercent
+        s.tickInterval = tickInterval
         return s
     }
 
+    /// Publishes the state after a change (with a `changed` event when anything a face shows changed) and sets
+    /// the position basis afresh.
     func publish() {
         followLyricsTrack()
         let s = makeSnapshot()
-        guard s != lastSnapshot else { return }
+        guard s != lastSnapshot else {
+            channel.publish(position: makeBasis())
+            return
+        }
         lastSnapshot = s
-        announcedSnapshot.withLock { $0 = s }
-        eventSink.yield(.changed(s))
+        channel.publish(snapshot: s, position: makeBasis(), event: .changed(s))
+    }
+
+    /// Tells every face of `event`, with the position basis set afresh; the rest of the published state is the one
+    /// of the last `publish`.
+    func emit(_ event: PlayerEvent) {
+        channel.publish(position: makeBasis(), event: event)
+    }
+
+    /// Tells every face of a change that the published state holds but `publish` does not announce as `changed`
+    /// (the lyrics line, buffering, the ReplayGain mode, the output, the tick interval), with that state.
+    func emitWithState(_ event: PlayerEvent) {
+        channel.publish(snapshot: makeSnapshot(), position: makeBasis(), event: event)
     }
 
     // MARK: Ticks
 
     func emitTick(position: Int64? = nil) {
         guard let id = loaded ?? queue.currentID else { return }
-        eventSink.yield(.tick(id, position: position ?? self.position(), length: queue.track(id)?.metadata.length ?? 0))
+        // Every tick sets the faces' position basis afresh from the pipeline.
+        let basis = makeBasis()
+        channel.publish(position: basis, event: .tick(id, position: position ?? basis.position, length: queue.track(id)?.metadata.length ?? 0))
     }
 
     /// Ticks while playing, from now; any earlier tick loop ends.

@@ -29,19 +29,20 @@ extension Player {
             let wasCurrent = queue.currentID == id
             queue.setCurrent(id)
             if !wasCurrent { refreshHandover() }  // what follows the new current item, for its own hand-over
-            if repeated { eventSink.yield(.seeked(0)) } else if let metadata = queue.track(id)?.metadata { tellSource(metadata) }
+            if repeated { emit(.seeked(0)) } else if let metadata = queue.track(id)?.metadata { tellSource(metadata) }
             followStatus()
             publish()
             scheduleSave()
         case .stateChanged:
-            // The player's status is the engine's promise to clients; the pipeline's own transitions are not news.
-            break
+            // The player's status is the engine's promise to clients, but the faces' position counts from the moment
+            // the pipeline really moves or stops.
+            channel.publish(position: makeBasis())
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
             if let ns, ns > 0, var track = queue.track(id), track.metadata.length != ns / 1000 {
                 track.metadata.length = ns / 1000
                 queue.updateMetadata(id, track.metadata)
-                eventSink.yield(.trackMetadataChanged(track))
+                emitWithState(.trackMetadataChanged(track))
             }
             publish()
         case .tags(let item, let tags):
@@ -68,7 +69,7 @@ extension Player {
             switch reconnectIfLive(id, because: "the server closed the stream") {
             case .reconnecting: return
             case .gaveUp(let error):
-                if let track = queue.track(id) { eventSink.yield(.trackFailed(id, uri: track.uri, error: error)) }
+                if let track = queue.track(id) { emit(.trackFailed(id, uri: track.uri, error: error)) }
             case .notLive: break
             }
             if let next = playable(after: id, automatic: true) {
@@ -88,7 +89,7 @@ extension Player {
                 }
             }
             logger.error("\(reason.message)")
-            eventSink.yield(.trackFailed(id, uri: uri, error: reason))
+            emit(.trackFailed(id, uri: uri, error: reason))
             if id == loaded { startingTrack.store(false, ordering: .relaxed) }
             failed.insert(id)
             refreshHandover()

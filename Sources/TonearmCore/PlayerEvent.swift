@@ -30,7 +30,7 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputFailed(name: String, message: String)
 }
 
-/// The player's state as MPRIS properties see it.
+/// The player's state as the faces see it: MPRIS properties, the MPD face's status and queue, and the rest.
 public struct PlayerSnapshot: Sendable, Equatable {
     public var status: PlaybackStatus = .stopped
     public var loop: LoopStatus = .none
@@ -44,8 +44,42 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var canPause = false
     public var canSeek = false
     public var trackIDs: [TrackID] = []
+    /// The queue's entries in list order, with their metadata.
+    public var tracks: [Track] = []
+    /// Grows by one at every change of the queue's entries or their metadata.
+    public var queueVersion: UInt64 = 0
+    /// The entry that plays after the current one ends by itself.
+    public var nextID: TrackID?
     /// The current track's lyrics as plain text (MPRIS `xesam:asText`), once found.
     public var lyricsText: String?
+    /// The line being sung now, if the current track has timed lyrics and one is being sung.
+    public var lyricsLine: LyricsLine?
+    public var replayGainMode: ReplayGainMode = .off
+    /// The output audio goes to, and why it takes none ("" while it does).
+    public var output = ""
+    public var outputProblem = ""
+    /// Every output that can be switched to.
+    public var outputs: [OutputDescription] = []
+    /// The current track's lyrics, once found.
+    public var lyrics: Lyrics?
+    /// The ReplayGain factor applied to what plays now (1 when nothing plays or the mode is off).
+    public var appliedGain = 1.0
+    /// How full the network buffer of what plays is, 0…100 (100: not buffering).
+    public var buffering = 100
+    public var tickInterval: Duration = .seconds(1)
 
     public init() {}
+}
+
+/// A line of timed lyrics being sung: its index, its start in microseconds and its text.
+public struct LyricsLine: Sendable, Equatable {
+    public var index: Int
+    public var start: Int64
+    public var text: String
+
+    public init(index: Int, start: Int64, text: String) {
+        self.index = index
+        self.start = start
+        self.text = text
+    }
 }

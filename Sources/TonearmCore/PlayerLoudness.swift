@@ -18,7 +18,7 @@ extension Player {
         replayGain.mode = mode
         replayGainModeSetLive = true
         applyGains()
-        eventSink.yield(.replayGainModeChanged(mode))
+        emitWithState(.replayGainModeChanged(mode))
         scheduleSave()
     }
 

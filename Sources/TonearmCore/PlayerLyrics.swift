@@ -16,6 +16,8 @@ struct LyricsFollow {
     var timerGeneration = 0
     /// The line last announced, with its track: a change of either is news.
     var announced: (track: TrackID?, index: Int?) = (nil, nil)
+    /// The line announced last, for the published state.
+    var line: LyricsLine?
 }
 
 /// The lyrics of the current track, and the line being sung, announced when it changes: at the start of each line
@@ -45,7 +47,7 @@ extension Player {
         lyricsFollow.trackID = id
         lyricsFollow.lyrics = nil
         lyricsFollow.text = nil
-        if hadLyrics { eventSink.yield(.lyricsChanged(id, nil)) }
+        if hadLyrics { emitWithState(.lyricsChanged(id, nil)) }
         announceLyricsLine(nil)
         guard let id, let finder = lyricsFinder, let metadata = queue.track(id)?.metadata else { return }
         lyricsFollow.lookup = Task.detached(priority: .utility) { [weak self] in
@@ -62,7 +64,7 @@ extension Player {
         lyricsFollow.lyrics = lyrics
         lyricsFollow.text = lyrics.plainText
         logger.debug("lyrics for \(id): \(lyrics.lines.count) lines from \(lyrics.source.rawValue)\(lyrics.isSynced ? ", timed" : "")")
-        eventSink.yield(.lyricsChanged(id, lyrics))
+        emitWithState(.lyricsChanged(id, lyrics))
         publish() // xesam:asText
         followLyrics()
     }
@@ -96,9 +98,10 @@ extension Player {
         let track = lyricsFollow.trackID
         guard lyricsFollow.announced.track != track || lyricsFollow.announced.index != index else { return }
         lyricsFollow.announced = (track, index)
-        guard let track else { return }
         let line = index.flatMap { lyricsFollow.lyrics?.lines[$0] }
-        eventSink.yield(.lyricsLineChanged(track, index: index ?? -1, start: line?.start ?? -1, text: line?.text ?? ""))
+        lyricsFollow.line = line.map { LyricsLine(index: index ?? -1, start: $0.start ?? -1, text: $0.text) }
+        guard let track else { return }
+        emitWithState(.lyricsLineChanged(track, index: index ?? -1, start: line?.start ?? -1, text: line?.text ?? ""))
     }
 
     func stopFollowingLyrics() {

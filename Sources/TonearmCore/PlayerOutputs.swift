@@ -92,7 +92,7 @@ extension Player {
         outputState.problem = ""
         outputState.resumeWhenBack = false
         engine.useOutput(prepared, paused: paused)
-        eventSink.yield(.outputChanged(name: prepared.output.name, problem: ""))
+        emitWithState(.outputChanged(name: prepared.output.name, problem: ""))
         followStatus()
         publish()
     }
@@ -116,8 +116,8 @@ extension Player {
         }
         outputState.problem = "\(output.name): \(error.message); reconnecting"
         logger.error("the output \(output.name) failed: \(error.message); reconnecting every \(outputPolicy.interval), \(outputPolicy.attempts) times at most")
-        eventSink.yield(.outputFailed(name: output.name, message: error.message))
-        eventSink.yield(.outputChanged(name: output.name, problem: outputState.problem))
+        emit(.outputFailed(name: output.name, message: error.message))
+        emitWithState(.outputChanged(name: output.name, problem: outputState.problem))
         if wasPlaying { emitTick() }
         followStatus()
         publish()
@@ -153,7 +153,7 @@ extension Player {
             guard outputState.attempts < outputPolicy.attempts else {
                 outputState.problem = "\(output.name): \(error.message); gave up after \(outputState.attempts) attempts (Play tries again)"
                 logger.error("the output \(output.name) is still unavailable after \(outputState.attempts) attempts; giving up: \(error.message)")
-                eventSink.yield(.outputChanged(name: output.name, problem: outputState.problem))
+                emitWithState(.outputChanged(name: output.name, problem: outputState.problem))
                 return
             }
             scheduleOutputRetry(after: outputPolicy.interval)

@@ -19,7 +19,7 @@ extension Player {
         }
         // Kept until the config's `output` changes (the start output was chosen from it already).
         if let saved = state.output, saved.configured == outputState.configuredStart { outputState.chosen = saved }
-        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        emit(.trackListReplaced(queue.ids, current: queue.currentID))
         if let current = queue.currentID {
             load(current, paused: true, at: state.position)
         }

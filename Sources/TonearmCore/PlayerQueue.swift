@@ -36,14 +36,14 @@ extension Player {
                     } catch {
                         let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(metadata.url): \(error)")
                         logger.error("cannot open \(metadata.url): \(reason.message)")
-                        eventSink.yield(.trackFailed(.noTrack, uri: metadata.url, error: reason))
+                        emit(.trackFailed(.noTrack, uri: metadata.url, error: reason))
                         refused.append((metadata.url, reason))
                     }
                 }
             } catch {
                 let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(uri): \(error)")
                 logger.error("cannot open \(uri): \(reason.message)")
-                eventSink.yield(.trackFailed(.noTrack, uri: uri, error: reason))
+                emit(.trackFailed(.noTrack, uri: uri, error: reason))
                 refused.append((uri, reason))
             }
         }
@@ -77,7 +77,7 @@ extension Player {
             do { resolved += try await resolveExpanding(uri) } catch let e as TonearmError {
                 errors.append(e)
                 logger.error("skipping \(uri): \(e.message)")
-                eventSink.yield(.trackFailed(.noTrack, uri: uri, error: e))
+                emit(.trackFailed(.noTrack, uri: uri, error: e))
             } catch {
                 errors.append(TonearmError("Failed", "\(error)"))
             }
@@ -120,7 +120,7 @@ extension Player {
         let wasPlaying = status == .playing
         queue.remove(id)
         failed.remove(id)
-        eventSink.yield(.trackRemoved(id))
+        emit(.trackRemoved(id))
         if wasLoaded {
             if let next = queue.currentID, wasPlaying {
                 load(next, paused: false)
@@ -136,7 +136,7 @@ extension Player {
         let target = after == .noTrack ? nil : after
         if let target, !queue.contains(target) { throw TonearmError.noSuchTrack(target.path) }
         guard queue.move(id, after: target) else { return }
-        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        emit(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()
     }
 
@@ -144,7 +144,7 @@ extension Player {
         stop()
         queue.clear()
         failed = []
-        eventSink.yield(.trackListReplaced([], current: nil))
+        emit(.trackListReplaced([], current: nil))
         changedQueueShape()
     }
 
@@ -168,7 +168,7 @@ extension Player {
             var out: [(TrackMetadata, any SourcePlugin)] = []
             for (location, error) in expansion.skipped {
                 logger.error("playlist \(uri): skipping \(location): \(error.message)")
-                eventSink.yield(.trackFailed(.noTrack, uri: location, error: error))
+                emit(.trackFailed(.noTrack, uri: location, error: error))
             }
             for entry in expansion.uris {
                 do {
@@ -180,7 +180,7 @@ extension Player {
                 } catch {
                     let reason = error as? TonearmError ?? TonearmError("Failed", "cannot play \(entry): \(error)")
                     logger.error("playlist \(uri): skipping \(entry): \(reason.message)")
-                    eventSink.yield(.trackFailed(.noTrack, uri: entry, error: reason))
+                    emit(.trackFailed(.noTrack, uri: entry, error: reason))
                 }
             }
             guard !out.isEmpty else {
@@ -213,7 +213,7 @@ extension Player {
         guard queue.insert(tracks, at: position) else { return [] }
         var after = before
         for (track, (_, plugin)) in zip(tracks, resolved) {
-            eventSink.yield(.trackAdded(track, after: after ?? .noTrack))
+            emit(.trackAdded(track, after: after ?? .noTrack))
             after = track.id
             enrichQueue?.yield((track.id, plugin))
         }
@@ -230,7 +230,7 @@ extension Player {
         _ = queue.insert(tracks, at: .end)
         queue.setCurrent(queue.playOrder.first)
         for (track, (_, plugin)) in zip(tracks, resolved) { enrichQueue?.yield((track.id, plugin)) }
-        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        emit(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()
         return tracks.map(\.id)
     }
@@ -287,7 +287,7 @@ extension Player {
         track.metadata = merged
         queue.updateMetadata(id, merged)
         if loudnessChanged { applyGains() }
-        eventSink.yield(.trackMetadataChanged(track))
+        emitWithState(.trackMetadataChanged(track))
         if id == queue.currentID { publish() }
         scheduleSave()
     }

@@ -13,31 +13,32 @@ public struct PlayerQueueView: Sendable {
     public var volume: Double
     public var loop: LoopStatus
     public var shuffle: Bool
+
+    /// The view of a published state, with the position as it reads now.
+    public init(_ state: PlayerState) {
+        let s = state.snapshot
+        self.init(tracks: s.tracks, currentID: s.current?.id, nextID: s.nextID, status: s.status,
+                  position: state.position.now, volume: s.volume, loop: s.loop, shuffle: s.shuffle)
+    }
+
+    public init(tracks: [Track], currentID: TrackID?, nextID: TrackID?, status: PlaybackStatus, position: Int64,
+                volume: Double, loop: LoopStatus, shuffle: Bool) {
+        self.tracks = tracks
+        self.currentID = currentID
+        self.nextID = nextID
+        self.status = status
+        self.position = position
+        self.volume = volume
+        self.loop = loop
+        self.shuffle = shuffle
+    }
 }
 
-/// What a second face needs beyond the MPRIS calls: a consistent view, events of its own, and the queue edits mpd
-/// clients send (play an entry from a given position, reorder the whole queue).
+/// What a second face needs beyond the MPRIS calls: a consistent view, and the queue edits mpd clients send (play an entry from a given position, reorder the whole queue).
 extension Player {
-    /// Every event, as it happens, on the player's actor (quick, never waiting), besides the bus face's handler;
-    /// returns a key for `stopObserving`.
-    public nonisolated func observe(_ handler: @escaping @Sendable (PlayerEvent) -> Void) -> Int {
-        eventSink.observers.withLock { observers in
-            let key = (observers.keys.max() ?? 0) + 1
-            observers[key] = handler
-            return key
-        }
-    }
-
-    public nonisolated func stopObserving(_ key: Int) {
-        _ = eventSink.observers.withLock { $0.removeValue(forKey: key) }
-    }
-
-    /// The queue and the transport now; `body` runs on the actor, so what it reads besides (a face's own
-    /// bookkeeping fed by `observe`) belongs to the same moment.
-    public func inspect<T: Sendable>(_ body: @Sendable (PlayerQueueView) -> T) -> T {
-        body(PlayerQueueView(tracks: queue.tracks, currentID: queue.currentID,
-                             nextID: queue.currentID == nil ? nil : playable(after: queue.currentID, automatic: true),
-                             status: status, position: position(), volume: volume, loop: queue.loop, shuffle: queue.shuffle))
+    /// The queue and the transport as last published, read at once without waiting for the actor.
+    public nonisolated func inspect<T>(_ body: (PlayerQueueView) -> T) -> T {
+        body(PlayerQueueView(channel.state))
     }
 
     /// Makes `id` current and plays it from `microseconds` (paused if paused and `keepPaused`).
@@ -62,7 +63,7 @@ extension Player {
         guard queue.reorder(ids) else {
             throw TonearmError.invalidValue("the new order must name every queue entry once")
         }
-        eventSink.yield(.trackListReplaced(queue.ids, current: queue.currentID))
+        emit(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()
     }
 }

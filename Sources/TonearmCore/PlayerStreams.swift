@@ -101,7 +101,7 @@ extension Player {
         let level = min(100, max(0, percent))
         if level != bufferingPercent {
             bufferingPercent = level
-            eventSink.yield(.buffering(id, percent: level))
+            emitWithState(.buffering(id, percent: level))
         }
         if level >= 100 {
             watchForStall(id, level)
@@ -139,7 +139,7 @@ extension Player {
         case .notLive: error = TonearmError("Stalled", "cannot play \(track.uri): \(reason)")
         }
         logger.error("\(error.message)")
-        eventSink.yield(.trackFailed(id, uri: track.uri, error: error))
+        emit(.trackFailed(id, uri: track.uri, error: error))
         failed.insert(id)
         bufferingChanged(id, 100)
         refreshHandover()

@@ -93,7 +93,7 @@ extension Player {
     private func seekEngine(to microseconds: Int64) {
         let (ns, overflow) = microseconds.multipliedReportingOverflow(by: 1000)
         guard engine.seek(to: overflow ? Int64.max : ns) else { return }
-        eventSink.yield(.seeked(position()))
+        emit(.seeked(position()))
         emitTick()
         if status == .playing { startTicking() }
         followLyrics()
@@ -149,7 +149,7 @@ extension Player {
         }
         guard interval != tickInterval else { return }
         tickInterval = interval
-        eventSink.yield(.tickIntervalChanged(interval))
+        emitWithState(.tickIntervalChanged(interval))
         if status == .playing { startTicking() }
         scheduleSave()
     }

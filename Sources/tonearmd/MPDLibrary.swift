@@ -6,12 +6,13 @@ import MPDProtocol
 
 extension LocalLibrary: MPDLibrarySource {
     public var changes: AsyncStream<MPDLibraryChange> {
-        let events = self.events
+        let subscription = events.subscribe()
         return AsyncStream { continuation in
             let task = Task {
+                defer { subscription.cancel() }
                 var scanning = false
-                for await event in events {
-                    switch event {
+                for await item in subscription {
+                    switch item.event {
                     case .scanProgress:
                         // mpd says "update" when a scan starts and when it ends, not at every step.
                         if !scanning { continuation.yield(.scanning) }

@@ -28,7 +28,8 @@ import Testing
         // Not awaited directly: a deadlocked round would hang the test instead of failing it.
         Task.detached {
             for _ in 0..<total {
-                let subscriber = Task { for await _ in library.events {} }
+                let subscription = library.events.subscribe()
+                let subscriber = Task { for await _ in subscription {} }
                 await Task.yield()
                 subscriber.cancel()
                 await subscriber.value

@@ -232,9 +232,9 @@ final class EventLog: Sendable {
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(_ library: LocalLibrary) {
-        let stream = library.events
+        let stream = library.events.subscribe()
         let t = Task { [weak self] in
-            for await event in stream { self?.events.withLock { $0.append(event) } }
+            for await item in stream { self?.events.withLock { $0.append(item.event) } }
         }
         task.withLock { $0 = t }
     }

@@ -26,6 +26,7 @@ final class MachineEngine: PlaybackControl, Sendable {
     }
 
     var snapshot: PlaybackMachine.Snapshot { state.withLock { $0.machine.snapshot } }
+    var pipelineState: PlaybackState { state.withLock { $0.machine.reportedState } }
     var reportedPosition: Int64 {
         state.withLock { s in
             let snap = s.machine.snapshot

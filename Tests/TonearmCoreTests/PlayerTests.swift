@@ -216,7 +216,7 @@ final class EventLog: Sendable {
 
     /// Takes in every event of `player` from now on.
     func follow(_ player: Player) {
-        let stream = player.events
-        Task { [self] in for await e in stream { append(e) } }
+        let subscription = player.events.subscribe(capacity: 1 << 20)
+        Task { [self] in for await e in subscription { append(e.event) } }
     }
 }

@@ -1,0 +1,79 @@
+import Synchronization
+
+/// Where the playhead stands without asking the pipeline: a position at an instant and how fast it moves from there.
+/// The Player sets it afresh from the pipeline at every change of status, seek, track and tick.
+public struct PositionBasis: Sendable, Equatable {
+    /// Microseconds into the current track at `instant`.
+    public var position: Int64
+    public var instant: ContinuousClock.Instant
+    /// How fast the position moves (0 while it stands: paused, stopped, seeking, buffering).
+    public var rate: Double
+    /// The track's length in microseconds, past which the position never reads (nil when unknown).
+    public var limit: Int64?
+
+    public init(position: Int64 = 0, instant: ContinuousClock.Instant = .now, rate: Double = 0, limit: Int64? = nil) {
+        self.position = position
+        self.instant = instant
+        self.rate = rate
+        self.limit = limit
+    }
+
+    /// The position in microseconds at `now`.
+    public func position(at now: ContinuousClock.Instant) -> Int64 {
+        guard rate != 0, now > instant else { return position }
+        let elapsed = instant.duration(to: now).components
+        let micros = Double(elapsed.seconds) * 1e6 + Double(elapsed.attoseconds) / 1e12
+        var moved = position + Int64(micros * rate)
+        if let limit, limit > 0 { moved = min(moved, max(limit, position)) }
+        return max(0, moved)
+    }
+
+    /// The position in microseconds now.
+    public var now: Int64 { position(at: .now) }
+}
+
+/// The player as every face reads it: one immutable value, replaced after every change, readable from any thread
+/// without a hop to the Player actor.
+public struct PlayerState: Sendable {
+    /// The sequence number of the last event published before or with this state.
+    public var sequence: UInt64
+    public var snapshot: PlayerSnapshot
+    public var position: PositionBasis
+
+    public init(sequence: UInt64 = 0, snapshot: PlayerSnapshot = PlayerSnapshot(), position: PositionBasis = PositionBasis()) {
+        self.sequence = sequence
+        self.snapshot = snapshot
+        self.position = position
+    }
+}
+
+/// The latest `PlayerState` and the one fan-out of the Player's events, kept together so that a state and the event
+/// announcing it carry one sequence number: a face that subscribes and then reads the state misses nothing.
+public final class PlayerChannel: Sendable {
+    private let latest = Mutex(PlayerState())
+    /// Every Player event, to each subscriber through a bounded buffer of its own.
+    public let events = EventFanOut<PlayerEvent>(coalesces: PlayerChannel.coalesces)
+
+    public init() {}
+
+    /// The state now.
+    public var state: PlayerState { latest.withLock { $0 } }
+
+    /// Replaces the state, and publishes `event` with it (if any); the state is readable before any subscriber
+    /// hears the event.
+    func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil) {
+        latest.withLock { state in
+            if let snapshot { state.snapshot = snapshot }
+            if let position { state.position = position }
+            if let event { state.sequence = events.publish(event) }
+        }
+    }
+
+    /// A slow subscriber's buffer keeps the newest snapshot and the newest tick rather than each of them.
+    static func coalesces(_ older: PlayerEvent, _ newer: PlayerEvent) -> Bool {
+        switch (older, newer) {
+        case (.changed, .changed), (.tick, .tick), (.buffering, .buffering), (.lyricsLineChanged, .lyricsLineChanged): return true
+        default: return false
+        }
+    }
+}

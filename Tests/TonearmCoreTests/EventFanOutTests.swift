@@ -1,0 +1,165 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+@testable import TonearmCore
+
+@Suite struct EventFanOutTests {
+    @Test func everySubscriberGetsEveryEventInOrderWithConsecutiveNumbers() async {
+        let fanOut = EventFanOut<Int>()
+        let a = fanOut.subscribe(), b = fanOut.subscribe()
+        for i in 1...100 { fanOut.publish(i) }
+        fanOut.finish()
+        var seenA: [Sequenced<Int>] = [], seenB: [Int] = []
+        for await item in a { seenA.append(item) }
+        for await item in b { seenB.append(item.event) }
+        #expect(seenA.map(\.event) == Array(1...100))
+        #expect(seenA.map(\.sequence) == (1...100).map(UInt64.init))
+        #expect(seenB == Array(1...100))
+    }
+
+    /// A subscriber that never reads holds at most its capacity and never holds the publisher; the one that reads
+    /// gets everything, each as it is published.
+    @Test func aStuckSubscriberDelaysNeitherThePublisherNorAnother() async throws {
+        let fanOut = EventFanOut<Int>()
+        let stuck = fanOut.subscribe(capacity: 8)
+        let live = fanOut.subscribe(capacity: 8)
+        let received = Mutex<[Int]>([])
+        let reader = Task {
+            for await item in live {
+                received.withLock { $0.append(item.event) }
+                if item.event == 1000 { return }
+            }
+        }
+        for i in 1...1000 {
+            fanOut.publish(i)
+            // Each event reaches the live reader before the next is published: it is never behind the stuck one.
+            try await waitUntil("event \(i) read") { received.withLock { $0.last == i } }
+        }
+        await reader.value
+        #expect(received.withLock { $0 } == Array(1...1000))
+        #expect(stuck.backlog == 8)
+        #expect(stuck.dropped == 992)
+        // What the stuck one still holds is the newest, so it sees the jump in numbers and what came last.
+        stuck.cancel()
+        #expect(fanOut.subscriberCount == 1)
+    }
+
+    @Test func aFullBufferCoalescesWhatMayStandInForTheOlderEvent() async {
+        // Even numbers stand for "a state": a newer one replaces an older one still waiting.
+        let fanOut = EventFanOut<Int>(coalesces: { older, newer in older % 2 == 0 && newer % 2 == 0 })
+        let slow = fanOut.subscribe(capacity: 3)
+        for i in [1, 3, 2, 4, 6, 8] { fanOut.publish(i) }
+        fanOut.finish()
+        var seen: [Sequenced<Int>] = []
+        for await item in slow { seen.append(item) }
+        #expect(seen.map(\.event) == [1, 3, 8])
+        #expect(seen.map(\.sequence) == [1, 2, 6])
+        #expect(slow.dropped == 3)
+    }
+
+    @Test func aCancelledReaderEndsAndIsForgotten() async throws {
+        let fanOut = EventFanOut<Int>()
+        let subscription = fanOut.subscribe()
+        let reading = Task { () -> Int in
+            var count = 0
+            for await _ in subscription { count += 1 }
+            return count
+        }
+        fanOut.publish(1)
+        reading.cancel()
+        _ = await reading.value
+        try await waitUntil("the subscription is forgotten") { fanOut.subscriberCount == 0 }
+        // Publishing to nobody is fine.
+        fanOut.publish(2)
+    }
+
+    /// Many readers cancelled while another thread publishes: no deadlock between a task's cancellation and a publish
+    /// (the library's stream once deadlocked the daemon's shutdown that way).
+    @Test func cancellingWhilePublishingNeverDeadlocks() async {
+        let fanOut = EventFanOut<Int>()
+        let stop = Atomic<Bool>(false)
+        let publisher = Thread {
+            var i = 0
+            while !stop.load(ordering: .relaxed) {
+                i += 1
+                fanOut.publish(i)
+            }
+        }
+        publisher.start()
+        for _ in 0..<2000 {
+            let subscription = fanOut.subscribe(capacity: 4)
+            let task = Task { for await _ in subscription {} }
+            task.cancel()
+            await task.value
+        }
+        stop.store(true, ordering: .relaxed)
+        #expect(fanOut.subscriberCount == 0)
+    }
+
+    /// The Player's own fan-out: a face that stopped reading keeps the newest state and misses the rest; a face that
+    /// reads hears every change, and every change is in the published state when its call returns.
+    @Test func aStuckFaceDelaysNoOtherFaceOfThePlayer() async throws {
+        let art = TemporaryDirectory("fan-out-art")
+        let player = Player(engine: MachineEngine(), plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url))
+        await player.start()
+        let stuck = player.events.subscribe(capacity: 4)
+        let volumes = Mutex<[Double]>([])
+        let live = player.events.subscribe(capacity: 4)
+        let reader = Task {
+            for await item in live {
+                if case .changed(let s) = item.event { volumes.withLock { $0.append(s.volume) } }
+            }
+        }
+        for step in 1...200 {
+            let volume = Double(step) / 200
+            try await player.setVolume(volume)
+            #expect(player.state.snapshot.volume == volume, "read right after the call")
+            try await waitUntil("the live face heard volume \(volume)") { volumes.withLock { $0.last == volume } }
+        }
+        #expect(volumes.withLock { $0.count } >= 200)
+        #expect(stuck.backlog == 4)
+        #expect(stuck.dropped > 190)
+        reader.cancel()
+        await player.shutdown()
+    }
+
+    @Test func aStateIsReadableBeforeItsEventIsHeard() async {
+        let channel = PlayerChannel()
+        let subscription = channel.events.subscribe()
+        var snapshot = PlayerSnapshot()
+        snapshot.volume = 0.25
+        channel.publish(snapshot: snapshot, event: .changed(snapshot))
+        let first = await subscription.next()
+        #expect(first?.sequence == 1)
+        #expect(channel.state.sequence == 1)
+        #expect(channel.state.snapshot.volume == 0.25)
+    }
+
+    @Test(arguments: [
+        // position, rate, elapsed ms, limit, expected
+        (1_000_000 as Int64, 1.0, 500, nil as Int64?, 1_500_000 as Int64),
+        (1_000_000, 0.0, 500, nil, 1_000_000),
+        (1_000_000, 2.0, 500, nil, 2_000_000),
+        (1_000_000, 0.5, 1000, nil, 1_500_000),
+        (9_800_000, 1.0, 500, 10_000_000, 10_000_000),
+    ])
+    func thePositionCountsFromItsBasis(position: Int64, rate: Double, elapsedMs: Int, limit: Int64?, expected: Int64) {
+        let start = ContinuousClock.now
+        let basis = PositionBasis(position: position, instant: start, rate: rate, limit: limit)
+        #expect(basis.position(at: start.advanced(by: .milliseconds(elapsedMs))) == expected)
+        #expect(basis.position(at: start) == position)
+    }
+}
+
+/// Waits until `condition` holds, checking often; fails after a minute (never a timing the test relies on).
+func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
