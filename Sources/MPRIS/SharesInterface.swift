@@ -27,7 +27,8 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
                 let what = a[0].stringValue ?? ""
                 var uri = what
                 if what.hasPrefix("/org/") {
-                    guard let track = await player.track(TrackID(path: what)) else { throw TonearmError.noSuchTrack(what) }
+                    let id = TrackID(path: what)
+                    guard let track = player.state.snapshot.tracks.first(where: { $0.id == id }) else { throw TonearmError.noSuchTrack(what) }
                     uri = track.uri
                 }
                 let id = try await shares.export(uri: uri, folder: a[1].stringValue ?? "", mode: a[2].stringValue ?? "")

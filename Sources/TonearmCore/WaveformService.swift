@@ -78,14 +78,16 @@ public actor WaveformService {
 
     /// The local file a target names.
     static func file(for target: String, player: Player) async throws -> String {
+        let published = player.state.snapshot
         if target.isEmpty {
-            guard let current = await player.snapshot.current else {
+            guard let current = published.current else {
                 throw TonearmError("NothingPlaying", "no current track: name a track id, a file URI or a path")
             }
             return try localPath(current.uri)
         }
         if target.hasPrefix(TrackID.prefix) || target == TrackID.noTrack.path {
-            guard let track = await player.track(TrackID(path: target)) else { throw TonearmError.noSuchTrack(target) }
+            let id = TrackID(path: target)
+            guard let track = published.tracks.first(where: { $0.id == id }) else { throw TonearmError.noSuchTrack(target) }
             return try localPath(track.uri)
         }
         if target.hasPrefix("/") { return target }

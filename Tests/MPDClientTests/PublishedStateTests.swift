@@ -10,11 +10,7 @@ import Testing
 @Suite(.serialized) struct PublishedStateTests {
     /// Read-your-writes across faces: each read below is made right after the change's reply, with no waiting.
     @Test func aChangeMadeOverOneFaceIsReadAtOnceOverEveryOther() async throws {
-        let m = try MPDDaemon()
-        try await m.start()
-        try await m.mpc("add", "Album")
-        try await m.mpc("play")
-        try await m.d.waitFor("Playing") { try await m.d.status() == "Playing" }
+        let m = try await Self.playingAlbum()
 
         // MPRIS → MPD and the CLI.
         _ = try await m.d.call(Daemon.player, "Pause")
@@ -57,11 +53,7 @@ import Testing
     /// A long queue edit keeps the Player busy; reads over another connection and the MPD face are answered
     /// meanwhile. Before faces read the published state, every MPRIS read waited behind the edit.
     @Test func readsAreAnsweredWhileThePlayerIsBusy() async throws {
-        let m = try MPDDaemon()
-        try await m.start()
-        try await m.mpc("add", "Album")
-        try await m.mpc("play")
-        try await m.d.waitFor("Playing") { try await m.d.status() == "Playing" }
+        let m = try await Self.playingAlbum()
         let reader = try DBusConnection.connect(address: m.d.bus.address)
         defer { reader.close() }
 
@@ -112,6 +104,16 @@ import Testing
         """)
         #expect(out.trimmingCharacters(in: .whitespacesAndNewlines) == "answered True")
         #expect(try await m.d.status() == "Playing")
+    }
+
+    /// The daemon with its MPD face, playing the album of three songs.
+    static func playingAlbum() async throws -> MPDDaemon {
+        let m = try MPDDaemon()
+        try await m.start()
+        try await m.mpc("add", "Album")
+        try await m.mpc("play")
+        try await m.d.waitFor("Playing") { try await m.d.status() == "Playing" }
+        return m
     }
 
     static func object(_ text: String) throws -> [String: Any] {
