@@ -11,6 +11,7 @@ import ReceivedShares
 import LocalSend
 import ServiceLifecycle
 import Streams
+import Synchronization
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -148,9 +149,26 @@ struct Tonearmd: AsyncParsableCommand {
         let outputs = settings.outputs.all(audioSink: settings.audioSink)
         let startOutput = settings.outputs.startOutput(audioSink: settings.audioSink, sinkFromCommandLine: audioSink != nil,
                                                        saved: saved?.output)
-        let engineReady = Task { [startOutput, elementSettings] in
-            try await DispatchQueue.global().run {
-                try PlaybackEngine(output: startOutput, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
+        // The player answers from the first call on through the deferred engine; the real one is attached when
+        // GStreamer is ready, and what was asked meanwhile is carried out then.
+        let deferred = DeferredEngine(output: startOutput)
+        let engineFailure = Mutex<String?>(nil)
+        let engineGate = ProcessInfo.processInfo.environment["TONEARM_ENGINE_GATE"]
+        Task.detached(priority: .userInitiated) { [startOutput, elementSettings] in
+            do {
+                let engine = try await DispatchQueue.global().run {
+                    // For tests: an engine made slow on purpose starts once this file exists.
+                    if let engineGate { while access(engineGate, F_OK) != 0 { usleep(5_000) } }
+                    return try PlaybackEngine(output: startOutput, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
+                }
+                deferred.attach(engine)
+                logger.info("audio engine ready")
+                // The registry walk for SupportedMimeTypes, off the answering path.
+                _ = MediaSupport.supportedMimeTypes()
+            } catch {
+                let named = startOutput.name == OutputSettings.defaultName ? "" : " (output \(startOutput.name))"
+                engineFailure.withLock { $0 = "cannot build the audio output '\(startOutput.detail)'\(named): \(error)" }
+                shutdown.request()
             }
         }
         let artCache = ArtCache(folder: dirs.artCache)
@@ -176,16 +194,9 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
         }
-        let engine: PlaybackEngine
-        do {
-            engine = try await engineReady.value
-        } catch {
-            let named = startOutput.name == OutputSettings.defaultName ? "" : " (output \(startOutput.name))"
-            throw Failure(message: "cannot build the audio output '\(startOutput.detail)'\(named): \(error)", code: 2)
-        }
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
         // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
-        let player = Player(engine: engine, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
+        let player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
                             stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                             lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
                             reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
@@ -275,6 +286,7 @@ struct Tonearmd: AsyncParsableCommand {
         bus.connection.closeAfterReplies()
         await bus.connection.waitUntilClosed()
         bus.privateBus?.stop()
+        if let failure = engineFailure.withLock({ $0 }) { throw Failure(message: failure, code: 2) }
         logger.info("state saved; bye")
     }
 

@@ -1,0 +1,182 @@
+import Foundation
+import Playback
+import Synchronization
+
+/// The engine the Player drives from the first millisecond of a start, while GStreamer is still being set up on a
+/// thread of its own: until `attach`, commands go to a `PlaybackMachine` of its own, so status, item and position read
+/// as asked (a restored track holds paused at its saved position, Play promises playing); `attach` hands what they
+/// came to (the item, paused or playing, its position, rate, volume, gains, the hand-over provider) to the real engine,
+/// and from then on every call passes straight through.
+public final class DeferredEngine: PlaybackControl, Sendable {
+    private struct State {
+        // Never ticked: a track waiting for the engine does not time out.
+        var machine = PlaybackMachine(prerollTimeout: .seconds(3600))
+        var real: (any PlaybackControl)?
+        var volume = 1.0
+        var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
+        var gains: [UInt64: Double] = [:]
+        var isShutDown = false
+        /// Events of the machine, to hand on outside the lock.
+        var pending: [PlaybackEvent] = []
+    }
+    private let state = Mutex(State())
+    private let startOutput: AudioOutput
+    private let ready = DispatchSemaphore(value: 0)
+    public let events: AsyncStream<PlaybackEvent>
+    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+
+    /// `output`: where the real engine will play, reported until it is attached.
+    public init(output: AudioOutput) {
+        startOutput = output
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Whether the real engine is attached.
+    public var isAttached: Bool { state.withLock { $0.real != nil } }
+
+    /// Hands everything asked so far to `real` and passes every call to it from now on; its events follow ours.
+    public func attach(_ real: any PlaybackControl) {
+        let attached = state.withLock { s -> Bool in
+            guard s.real == nil, !s.isShutDown else { return false }
+            s.real = real
+            if let provider = s.provider { real.setNextItemProvider(provider) }
+            real.setVolume(s.volume)
+            let snapshot = s.machine.snapshot
+            if let item = snapshot.item, snapshot.status != .stopped {
+                var item = item
+                if let gain = s.gains[item.token] { item.gain = gain }
+                real.load(item, startPaused: snapshot.status != .playing, at: snapshot.positionOverride ?? 0)
+                if snapshot.rate != 1 { real.setRate(snapshot.rate) }
+            }
+            for (token, gain) in s.gains { real.setGain(gain, forToken: token) }
+            return true
+        }
+        guard attached else {
+            if state.withLock({ $0.isShutDown }) { real.shutdown() }
+            return
+        }
+        ready.signal()
+        let realEvents = real.events
+        Task { [continuation] in
+            for await event in realEvents { continuation.yield(event) }
+            continuation.finish()
+        }
+    }
+
+    /// The real engine, or nil with `command` applied to the machine (under the same lock, so nothing asked before
+    /// `attach` is lost and nothing after it goes to the machine).
+    private func route(_ command: (inout State) -> Void) -> (any PlaybackControl)? {
+        let (real, events) = state.withLock { s -> ((any PlaybackControl)?, [PlaybackEvent]) in
+            if let real = s.real { return (real, []) }
+            command(&s)
+            defer { s.pending = [] }
+            return (nil, s.pending)
+        }
+        for event in events { continuation.yield(event) }
+        return real
+    }
+
+    @discardableResult
+    private static func send(_ input: PlaybackMachine.Input, _ s: inout State) -> Bool {
+        let step = s.machine.handle(input)
+        for effect in step.effects {
+            switch effect {
+            // What a pipeline would answer at once; the rest waits for the real one.
+            case .reset: send(.resetDone, &s)
+            case .seek(_, _, let serial):
+                send(.seekMarker(serial), &s)
+                send(.seekIssued(true), &s)
+            case .postMarker(let generation, let stopped): send(.marker(generation, stopped: stopped), &s)
+            case .postRejected(let generation): send(.rejectedMarker(generation), &s)
+            case .emit(let event): s.pending.append(event)
+            case .setURI, .setState, .wake, .log: break
+            }
+        }
+        return step.accepted
+    }
+
+    // MARK: PlaybackControl
+
+    public var snapshot: PlaybackMachine.Snapshot {
+        let (real, own) = state.withLock { ($0.real, $0.machine.snapshot) }
+        return real?.snapshot ?? own
+    }
+
+    public var pipelineState: PlaybackState {
+        let (real, own) = state.withLock { ($0.real, $0.machine.reportedState) }
+        return real?.pipelineState ?? own
+    }
+
+    public var reportedPosition: Int64 {
+        let (real, own) = state.withLock { ($0.real, $0.machine.snapshot) }
+        if let real { return real.reportedPosition }
+        return own.item == nil ? 0 : own.positionOverride ?? 0
+    }
+
+    public func setNextItemProvider(_ provider: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {
+        route { $0.provider = provider }?.setNextItemProvider(provider)
+    }
+
+    public func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64) {
+        route { s in
+            s.gains[item.token] = item.gain
+            Self.send(.load(item, paused: startPaused, at: position, now: .now), &s)
+        }?.load(item, startPaused: startPaused, at: position)
+    }
+
+    public func play() { route { Self.send(.play(now: .now), &$0) }?.play() }
+    public func pause() { route { Self.send(.pause(now: .now), &$0) }?.pause() }
+    public func stop() { route { Self.send(.stop, &$0) }?.stop() }
+
+    @discardableResult
+    public func seek(to nanoseconds: Int64) -> Bool {
+        var accepted = false
+        if let real = route({ accepted = Self.send(.seek(nanoseconds, now: .now), &$0) }) { return real.seek(to: nanoseconds) }
+        return accepted
+    }
+
+    @discardableResult
+    public func setRate(_ rate: Double) -> Bool {
+        var accepted = false
+        let real = route { s in
+            let position = s.machine.snapshot.positionOverride
+            accepted = Self.send(.setRate(rate, position: position, now: .now), &s)
+        }
+        return real?.setRate(rate) ?? accepted
+    }
+
+    public func setVolume(_ volume: Double) { route { $0.volume = volume }?.setVolume(volume) }
+
+    public func setGain(_ gain: Double, forToken token: UInt64) {
+        route { $0.gains[token] = gain }?.setGain(gain, forToken: token)
+    }
+
+    public var appliedGain: Double {
+        let (real, gain) = state.withLock { s in (s.real, s.machine.snapshot.item.flatMap { s.gains[$0.token] }) }
+        return real?.appliedGain ?? gain ?? 1
+    }
+
+    public var output: AudioOutput { state.withLock { $0.real }?.output ?? startOutput }
+
+    /// Waits for the real engine (outputs are opened off the player's path); refused if it never comes.
+    public func prepareOutput(_ output: AudioOutput) throws -> PreparedOutput {
+        if let real = state.withLock({ $0.real }) { return try real.prepareOutput(output) }
+        guard ready.wait(timeout: .now() + 60) == .success, let real = state.withLock({ $0.real }) else {
+            throw PlaybackError(domain: "output", code: 0, message: "the audio engine is still starting")
+        }
+        ready.signal() // for the next waiter
+        return try real.prepareOutput(output)
+    }
+
+    public func useOutput(_ prepared: PreparedOutput, paused: Bool?) {
+        state.withLock { $0.real }?.useOutput(prepared, paused: paused)
+    }
+
+    public func shutdown() {
+        let real = state.withLock { s -> (any PlaybackControl)? in
+            s.isShutDown = true
+            return s.real
+        }
+        if let real { real.shutdown() } else { continuation.finish() }
+    }
+}

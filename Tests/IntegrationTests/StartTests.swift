@@ -1,0 +1,87 @@
+import DBus
+import DaemonHarness
+import Foundation
+import TestSupport
+import Testing
+
+/// A start answers at once: reads from the restored state or the command line's files, commands taken in order and
+/// carried out once the engine is ready. The engine is held back on purpose (`TONEARM_ENGINE_GATE`: it is built once
+/// that file exists), so "before the engine is ready" is a state the test controls, not a race.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct StartTests {
+    @Test func aSlowEngineStartAnswersFromTheRestoredStateAndPlaysOnceReady() async throws {
+        let d = try Daemon()
+        let file = try d.sine("restored.wav", seconds: 40)
+        try await d.start([file])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let id = try await d.trackID()
+        _ = try await d.call(Daemon.player, "Pause")
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(12_000_000)])
+        try await d.waitFor("the seek saved") {
+            let text = (try? String(contentsOf: d.home.file("state/tonearm/state.json.position"), encoding: .utf8)) ?? ""
+            return text.hasSuffix(" 12000000") || text.contains(" 12000000")
+        }
+        #expect(await d.terminate() == 0)
+
+        let gate = d.home.file("engine-gate")
+        d.extraEnvironment["TONEARM_ENGINE_GATE"] = gate.path
+        // The log goes on from the first start: count what this start says.
+        let readyBefore = Self.enginesReady(d)
+        try await d.start()
+        // Every read is answered while the engine is not built: the saved queue, track and position, paused.
+        #expect(try await d.status() == "Paused")
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "restored")
+        #expect(try await d.tracks().count == 1)
+        #expect(try await d.position() == 12_000_000)
+        #expect(try await d.get(Daemon.player, "CanPlay") == .bool(true))
+        // A command is taken at once: Play answers, and says Playing; the position waits for the engine.
+        _ = try await d.call(Daemon.player, "Play")
+        #expect(try await d.status() == "Playing")
+        #expect(try await d.position() == 12_000_000)
+        #expect(Self.enginesReady(d) == readyBefore, "the engine was held back, yet it says it is ready")
+
+        try Data().write(to: gate)
+        try await d.waitFor("the engine") { Self.enginesReady(d) == readyBefore + 1 }
+        // Carried out once ready: it plays from the restored position.
+        let asked = ContinuousClock.now
+        try await d.waitFor("playing on from 12 s") { try await d.position() > 12_200_000 }
+        let position = try await d.position()
+        let since = asked.duration(to: .now)
+        #expect(position < 12_000_000 + Int64(since.components.seconds + 1) * 1_000_000 + 200_000, "from 12 s, not from the start: \(position)")
+        #expect(try await d.status() == "Playing")
+        #expect(try await d.trackID() == id)
+    }
+
+    @Test func aStartWithBrokenFilesFirstAnswersAtOnceAndThenPlaysTheGoodOne() async throws {
+        let d = try Daemon()
+        let noise = try d.garbage("noise.ogg")
+        let empty = d.media.file("empty.ogg")
+        try Data().write(to: empty)
+        let good = try d.sine("good.wav", seconds: 30)
+        let gate = d.home.file("engine-gate")
+        d.extraEnvironment["TONEARM_ENGINE_GATE"] = gate.path
+        try await d.start([noise, empty.path, good])
+        let failures = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        // Answered before the engine exists: what the command line asked, playing.
+        #expect(try await d.status() == "Playing")
+        #expect(try await !d.tracks().isEmpty)
+        #expect(Self.enginesReady(d) == 0)
+        try Data().write(to: gate)
+        try await d.waitFor("the good song playing") {
+            let title = try await d.metadata()["xesam:title"]?.stringValue
+            let status = try await d.status()
+            return title == "good" && status == "Playing"
+        }
+        try await d.waitFor("its position moving") { try await d.position() > 100_000 }
+        // Whatever was queued of the broken files was reported, not played.
+        for signal in failures.signals {
+            let uri = signal.arguments.dropFirst().first?.stringValue ?? ""
+            #expect(uri.hasSuffix("noise.ogg") || uri.hasSuffix("empty.ogg"), "\(signal)")
+        }
+        #expect(d.process?.isRunning == true)
+    }
+
+    /// How many times the daemon's log says its audio engine became ready.
+    static func enginesReady(_ d: Daemon) -> Int {
+        d.log.components(separatedBy: "\n").filter { $0.contains("audio engine ready") }.count
+    }
+}
