@@ -31,51 +31,72 @@ enum PlainHTTP {
         throw TonearmError("TooManyRedirects", "\(url.absoluteString): the server redirects in a loop (more than \(maximumRedirects) redirects)")
     }
 
-    private static func once(_ url: URL, bodyLimit: Int, deadline: ContinuousClock.Instant, userAgent: String) throws -> Outcome {
+    /// An answer whose headers are read: the socket (the caller closes it), the status, the headers by lower-case
+    /// name, and the body bytes that came with them.
+    private struct Opened {
+        var socket: Int32
+        var status: Int
+        var headers: [String: String]
+        var rest: [UInt8]
+    }
+
+    /// Connects, sends the GET (asking for ICY metadata) and reads the answer's headers.
+    private static func open(_ url: URL, deadline: ContinuousClock.Instant, userAgent: String) throws -> Opened {
         guard let host = url.host, !host.isEmpty else { throw TonearmError("InvalidUri", "no host in \(url.absoluteString)") }
         let proxy = Self.proxy(for: host)
         let socket = try connect(host: proxy?.host ?? host, port: proxy?.port ?? url.port ?? 80, deadline: deadline, url: url)
-        defer { close(socket) }
-        var target = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { target += "?" + query }
-        // Through a proxy the request names the whole URL.
-        if proxy != nil { target = "http://\(url.port.map { "\(host):\($0)" } ?? host)" + target }
-        let hostHeader = url.port.map { "\(host):\($0)" } ?? host
-        let request = "GET \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: \(userAgent)\r\nIcy-MetaData: 1\r\nAccept: */*\r\nConnection: close\r\n\r\n"
-        try send(socket, Array(request.utf8), deadline: deadline, url: url)
+        do {
+            var target = url.path.isEmpty ? "/" : url.path
+            if let query = url.query { target += "?" + query }
+            // Through a proxy the request names the whole URL.
+            if proxy != nil { target = "http://\(url.port.map { "\(host):\($0)" } ?? host)" + target }
+            let hostHeader = url.port.map { "\(host):\($0)" } ?? host
+            let request = "GET \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: \(userAgent)\r\nIcy-MetaData: 1\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+            try send(socket, Array(request.utf8), deadline: deadline, url: url)
 
-        // Headers, up to the blank line.
-        var buffer: [UInt8] = []
-        var headerEnd: Int?
-        while headerEnd == nil {
-            guard buffer.count < maximumHeaderBytes else {
-                throw TonearmError("NetworkError", "\(url.absoluteString): the server's headers are larger than \(maximumHeaderBytes) bytes")
+            // Headers, up to the blank line.
+            var buffer: [UInt8] = []
+            var headerEnd: Int?
+            while headerEnd == nil {
+                guard buffer.count < maximumHeaderBytes else {
+                    throw TonearmError("NetworkError", "\(url.absoluteString): the server's headers are larger than \(maximumHeaderBytes) bytes")
+                }
+                let chunk = try receive(socket, deadline: deadline, url: url)
+                if chunk.isEmpty {
+                    throw TonearmError("NetworkError", "\(url.absoluteString): the server closed the connection without an answer")
+                }
+                buffer += chunk
+                headerEnd = find([13, 10, 13, 10], in: buffer).map { $0 + 4 } ?? find([10, 10], in: buffer).map { $0 + 2 }
             }
-            let chunk = try receive(socket, deadline: deadline, url: url)
-            if chunk.isEmpty {
-                throw TonearmError("NetworkError", "\(url.absoluteString): the server closed the connection without an answer")
+            let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+            var lines = headText.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" })
+            guard !lines.isEmpty else { throw TonearmError("NetworkError", "\(url.absoluteString): an empty answer") }
+            let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
+            guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/") || statusLine[0] == "ICY", let status = Int(statusLine[1]) else {
+                throw TonearmError("NetworkError", "\(url.absoluteString): not an HTTP answer")
             }
-            buffer += chunk
-            headerEnd = find([13, 10, 13, 10], in: buffer).map { $0 + 4 } ?? find([10, 10], in: buffer).map { $0 + 2 }
+            var headers: [String: String] = [:]
+            for line in lines {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+                headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            return Opened(socket: socket, status: status, headers: headers, rest: Array(buffer[headerEnd!...]))
+        } catch {
+            close(socket)
+            throw error
         }
-        let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
-        var lines = headText.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" })
-        guard !lines.isEmpty else { throw TonearmError("NetworkError", "\(url.absoluteString): an empty answer") }
-        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/") || statusLine[0] == "ICY", let status = Int(statusLine[1]) else {
-            throw TonearmError("NetworkError", "\(url.absoluteString): not an HTTP answer")
-        }
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
+    }
+
+    private static func once(_ url: URL, bodyLimit: Int, deadline: ContinuousClock.Instant, userAgent: String) throws -> Outcome {
+        let opened = try open(url, deadline: deadline, userAgent: userAgent)
+        let socket = opened.socket, status = opened.status, headers = opened.headers
+        defer { close(socket) }
         if [301, 302, 303, 307, 308].contains(status), let location = headers["location"],
            let next = URL(string: location, relativeTo: url)?.absoluteURL {
             return .redirect(next)
         }
-        var body = Array(buffer[headerEnd!...])
+        var body = opened.rest
         var truncated = false
         let answerOnly = bodyLimit == 0 || !(200..<300).contains(status)
         if !answerOnly {
@@ -95,6 +116,32 @@ enum PlainHTTP {
         }
         return .answer(HTTPAnswer(url: url, status: status, headers: headers, body: Data(body), truncated: truncated))
     }
+
+    /// The song a live stream names in its first ICY metadata block (`StreamTitle`), read from a request of its own;
+    /// nil when the server sends none by `timeout` seconds. Icecast hands a new listener the title of the audio it
+    /// bursts, so the song is known before its audio has gone through the player's buffers.
+    static func firstTitle(_ url: URL, timeout: Double, userAgent: String) -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        guard let opened = try? open(url, deadline: deadline, userAgent: userAgent) else { return nil }
+        defer { close(opened.socket) }
+        guard (200..<300).contains(opened.status), let interval = opened.headers["icy-metaint"].flatMap({ Int($0) }),
+              (1...maximumMetadataInterval).contains(interval) else { return nil }
+        var bytes = opened.rest
+        func fill(_ count: Int) -> Bool {
+            while bytes.count < count {
+                guard let chunk = try? receive(opened.socket, deadline: deadline, url: url), !chunk.isEmpty else { return false }
+                bytes += chunk
+            }
+            return true
+        }
+        guard fill(interval + 1) else { return nil }
+        let length = Int(bytes[interval]) * 16
+        guard length > 0, fill(interval + 1 + length) else { return nil }
+        return ICYMetadata.streamTitle(Array(bytes[(interval + 1)..<(interval + 1 + length)]))
+    }
+
+    /// The largest `icy-metaint` read through for the first title (servers use 8 to 32 KiB).
+    static let maximumMetadataInterval = 64 * 1024
 
     /// The proxy `variable` (`http_proxy`, `https_proxy`) names (as GStreamer's HTTP source reads it), unless
     /// `no_proxy` exempts `host`.

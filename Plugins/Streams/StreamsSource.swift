@@ -50,7 +50,27 @@ public struct StreamsSource: SourcePlugin {
         let name = url.deletingPathExtension().lastPathComponent
         metadata.title = answer.stationName ?? (name.isEmpty || name == "/" ? url.host : name)
         if let genre = answer.header("icy-genre"), !genre.isEmpty { metadata.genres = [genre] }
+        if answer.isLive, answer.header("icy-metaint") != nil { Self.namesSongs.withLock { _ = $0.insert(url) } }
         return metadata
+    }
+
+    /// A live station's song playing now, from the first ICY metadata block of a request of its own, while the
+    /// player starts the stream: the title the pipeline reports comes only once that audio is heard, seconds later.
+    /// Left as it is when the stream says nothing in time. (The first block names the song of the audio the server
+    /// bursts, which is the one the player starts with.)
+    public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
+        guard metadata.isLive == true, let uri = URL(string: metadata.streamURL ?? metadata.url),
+              uri.scheme?.lowercased() == "http", Self.namesSongs.withLock({ $0.remove(uri) }) != nil else { return metadata }
+        let settings = settings
+        let title = try? await HTTPFetch.requests.run {
+            PlainHTTP.firstTitle(uri, timeout: settings.connectTimeout, userAgent: settings.userAgent)
+        }
+        let song = StreamTitle(title: title ?? nil, artists: [])
+        guard let name = song.title else { return metadata }
+        var out = metadata
+        out.title = name
+        out.artists = song.artists
+        return out
     }
 
     /// Streams carry their tags in-band (ICY StreamTitle, Ogg comments of each chain): the current song replaces the
@@ -144,6 +164,8 @@ public struct StreamsSource: SourcePlugin {
 
     /// Headers just read by `expand`, for the `resolve` that follows at once (one request per stream, not two).
     private static let recentHeaders = Mutex<[URL: (HTTPAnswer, ContinuousClock.Instant)]>([:])
+    /// Live streams just resolved whose server sends ICY metadata: `enrich` asks them for the song once.
+    private static let namesSongs = Mutex<Set<URL>>([])
 
     private func headers(_ url: URL) async throws -> HTTPAnswer {
         let cached = Self.recentHeaders.withLock { recent -> HTTPAnswer? in

@@ -52,6 +52,7 @@ static inline gboolean tn_object_set_tls_database(gpointer o, const gchar *name,
 }
 static inline void tn_object_set_double(gpointer o, const gchar *name, gdouble v) { g_object_set(o, name, v, NULL); }
 static inline void tn_object_set_boolean(gpointer o, const gchar *name, gboolean v) { g_object_set(o, name, v, NULL); }
+static inline void tn_object_set_int64(gpointer o, const gchar *name, gint64 v) { g_object_set(o, name, v, NULL); }
 static inline void tn_object_set_object(gpointer o, const gchar *name, gpointer v) { g_object_set(o, name, v, NULL); }
 static inline gdouble tn_object_get_double(gpointer o, const gchar *name) {
     gdouble v = 0; g_object_get(o, name, &v, NULL); return v;

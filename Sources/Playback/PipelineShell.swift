@@ -257,7 +257,9 @@ final class PipelineShell: Sendable {
             post(Self.rejectedName, fields: "gen=(guint64)\(generation)")
         case .setURI(let uri):
             // A load (hand-overs set their URI in `aboutToFinish`): the machine's item is the one being loaded.
-            if let item = machine.withLock({ $0.currentItem }), item.uri == uri { streamGain.load(item) }
+            let item = machine.withLock { $0.currentItem }
+            if let item, item.uri == uri { streamGain.load(item) }
+            setNetworkBuffer(live: item?.uri == uri && item?.isLive == true)
             tn_object_set_string(playbin, "uri", uri)
         case .setState(let state):
             if gst_element_set_state(playbin, Self.gstState(state)) == GST_STATE_CHANGE_FAILURE {
@@ -365,12 +367,23 @@ final class PipelineShell: Sendable {
             if case .setURI(let uri) = effect {
                 // Queued before the URI is set, so its gain is there when its stream reaches the filter.
                 streamGain.handOver(next)
+                setNetworkBuffer(live: next.isLive)
                 tn_object_set_string(playbin, "uri", uri)
             } else {
                 _ = perform(effect)
             }
         }
     }
+
+    /// playbin's network buffer (queue2) holds 2 s by default, and playback holds until it is full: a live stream
+    /// (which Icecast's first burst fills at once) starts after half a second's worth instead, as mpv does; files
+    /// over HTTP keep the default, read ahead for seeks. Read by playbin when it sets up the item's source.
+    private func setNetworkBuffer(live: Bool) {
+        tn_object_set_int64(playbin, "buffer-duration", gint64(live ? Self.liveBufferDuration : -1))
+    }
+
+    /// How much of a live stream is buffered before it plays, ns.
+    static let liveBufferDuration: Int64 = 500_000_000
 
     // MARK: - Bus thread
 

@@ -9,12 +9,15 @@ public struct PlaybackItem: Sendable, Equatable, Hashable, CustomStringConvertib
     /// The linear factor (ReplayGain) applied to this item's samples from its first one: set when its stream starts,
     /// so a gapless join changes it at the boundary sample. 1 = unchanged.
     public var gain: Double
+    /// A live network stream (internet radio): it starts after a short network buffer, not playbin's 2 s.
+    public var isLive: Bool
 
-    public init(uri: String, token: UInt64, knownSeekable: Bool = false, gain: Double = 1) {
+    public init(uri: String, token: UInt64, knownSeekable: Bool = false, gain: Double = 1, isLive: Bool = false) {
         self.uri = uri
         self.token = token
         self.knownSeekable = knownSeekable
         self.gain = gain
+        self.isLive = isLive
     }
 
     public var description: String { "#\(token) \(uri)" }

@@ -215,7 +215,8 @@ extension Player {
     /// What the engine opens for a queue entry: the source's rendition when it made one. A local file of known
     /// length is known to seek, so a seek sent while it opens is taken.
     static func item(_ track: Track, _ serial: UInt64) -> PlaybackItem {
-        PlaybackItem(uri: track.metadata.streamURL ?? track.uri, token: serial, knownSeekable: knownSeekable(track))
+        PlaybackItem(uri: track.metadata.streamURL ?? track.uri, token: serial, knownSeekable: knownSeekable(track),
+                     isLive: track.metadata.isLive == true)
     }
 
     /// A local file of known length seeks (and MIDI, which GStreamer's query calls unseekable); others once the

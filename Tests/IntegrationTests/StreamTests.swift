@@ -34,6 +34,49 @@ import Testing
         return Double(crossings) / 2 / (Double(samples.count) / Double(rate))
     }
 
+    /// The song a live station plays now is named from the first ICY metadata block of Icecast's first burst, read
+    /// beside the pipeline, not only once the audio carrying it has gone through the buffers and is heard: held paused
+    /// right after OpenUri, no sink can report it, yet Metadata names it; then it plays.
+    @Test func aStationsCurrentSongIsNamedWhenItIsOpened() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/now.mp3", station: "Now FM")
+        try await icecast.setTitle("Bill Evans - Peace Piece", mount: "/now.mp3")
+        // Icecast hands a new listener that title in its first metadata block, once its burst holds a block's worth.
+        let probe = #"""
+        import socket, sys
+        s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)
+        s.sendall(b'GET /now.mp3 HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n')
+        data = b''
+        while b'\r\n\r\n' not in data: data += s.recv(65536)
+        head, body = data.split(b'\r\n\r\n', 1)
+        metaint = int([l.split(b':')[1] for l in head.split(b'\r\n') if l.lower().startswith(b'icy-metaint')][0])
+        s.settimeout(2)
+        try:
+            while len(body) < metaint + 1 + 255 * 16: body += s.recv(65536) or b''
+        except Exception: pass
+        if len(body) > metaint: print(body[metaint + 1: metaint + 1 + body[metaint] * 16].split(b"';")[0].decode())
+        """#
+        let port = String(URL(string: icecast.url("/now.mp3"))!.port!)
+        let ready = try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            try await runProcess("/usr/bin/python3", ["-c", probe, port]).out.contains("Bill Evans - Peace Piece")
+        }
+        try #require(ready, "Icecast never served the title in a first burst")
+        let d = try Daemon()
+        try await d.start(sink: Self.rawSink(d.media.file("now.raw").path))
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/now.mp3"))])
+        _ = try await d.call(Daemon.player, "Pause")
+        try await d.waitFor("the song named while paused") { try await d.metadata()["xesam:title"]?.stringValue == "Peace Piece" }
+        let m = try await d.metadata()
+        #expect(m["xesam:artist"]?.arrayValue?.compactMap(\.stringValue) == ["Bill Evans"])
+        #expect(m["tonearm:station"]?.stringValue == "Now FM")
+        _ = try await d.call(Daemon.player, "Play")
+        try await d.waitFor("playing") {
+            let status = try await d.status(), position = try await d.position()
+            return status == "Playing" && position > 300_000
+        }
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "Peace Piece", "the same song, heard")
+    }
+
     @Test func liveIcecastStreamPlaysWithStationAndSongTitles() async throws {
         let icecast = try await Icecast()
         try await icecast.startMP3Source(mount: "/radio.mp3", station: "Tonearm Test FM", frequency: 440)

@@ -122,6 +122,22 @@ struct StreamsLogicTests {
         #expect(t.artists == expected)
     }
 
+    @Test(arguments: [
+        ("StreamTitle='Bill Evans - Peace Piece';StreamUrl='';", "Bill Evans - Peace Piece" as String?),
+        ("StreamTitle='';", nil),
+        ("StreamUrl='x';", nil),
+        ("StreamTitle='no end", "no end"),
+    ])
+    func readsTheStreamTitleOfAnICYBlock(_ text: String, _ expected: String?) {
+        // Padded with NULs to a multiple of 16, as servers send it.
+        var block = Array(text.utf8)
+        block += [UInt8](repeating: 0, count: (16 - block.count % 16) % 16)
+        #expect(ICYMetadata.streamTitle(block) == expected)
+        #expect(ICYMetadata.streamTitle(Array("StreamTitle='Café';".utf8)) == "Café")
+        #expect(ICYMetadata.streamTitle([0x53, 0x74, 0x72, 0x65, 0x61, 0x6D, 0x54, 0x69, 0x74, 0x6C, 0x65, 0x3D, 0x27, 0xE9, 0x27, 0x3B]) == "é",
+                "Latin-1 from an older server")
+    }
+
     @Test func mapsIcySchemes() {
         #expect(StreamsSource.transportURL(URL(string: "icy://r:8000/x")!).absoluteString == "http://r:8000/x")
         #expect(StreamsSource.transportURL(URL(string: "icyx://r/x")!).absoluteString == "https://r/x")
