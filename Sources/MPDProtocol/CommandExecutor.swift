@@ -43,6 +43,21 @@ public final class CommandExecutor: Sendable {
     /// Commands any client may send before giving the password.
     static let open: Set<String> = ["password", "ping", "close"]
 
+    /// Commands answered from the published state alone, on the connection's event loop without a hop to a task.
+    static let answeredAtOnce: Set<String> = ["status", "ping"]
+
+    /// The reply to a lone read that the published state answers (`status`, `ping`), or nil: everything else goes
+    /// through `run`.
+    public func answerAtOnce(_ lines: [String], mode: MPDSession.ListMode, client: ClientState) -> [UInt8]? {
+        guard mode == .single, lines.count == 1, client.authorized,
+              let (name, arguments) = try? CommandTokenizer.tokenize(lines[0]),
+              Self.answeredAtOnce.contains(name), arguments.isEmpty else { return nil }
+        var reply = Reply()
+        if name == "status" { status(&reply) }
+        reply.append("OK\n")
+        return reply.bytes
+    }
+
     /// Runs request lines as one batch; returns the reply and whether the connection must close.
     public func run(_ lines: [String], mode: MPDSession.ListMode, client: inout ClientState) async -> (reply: [UInt8], close: Bool) {
         var reply = Reply()
@@ -136,7 +151,7 @@ public final class CommandExecutor: Sendable {
         case "mixrampdb", "mixrampdelay": throw .notSupported(name)
         case "clearerror": tracker.clearError()
         // Status
-        case "status": await status(&r)
+        case "status": status(&r)
         case "currentsong": try await currentSong(&r)
         case "stats": try await stats(&r)
         // Playback
@@ -219,7 +234,7 @@ public final class CommandExecutor: Sendable {
         return (PlayerQueueView(state), tracker.version)
     }
 
-    func status(_ r: inout Reply) async {
+    func status(_ r: inout Reply) {
         let (view, version) = synced()
         let error = tracker.error
         let scanning = librarySource?.isScanning == true

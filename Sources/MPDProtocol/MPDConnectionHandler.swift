@@ -120,6 +120,12 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         let loop = context.eventLoop
         let executor = self.executor
         let state = client
+        // A lone read of the published state is answered here; the next turn of the loop completes it (this runs
+        // inside `perform`).
+        if let reply = executor.answerAtOnce(lines, mode: mode, client: state) {
+            loop.execute { bound.value.finished(reply, close: false, client: state) }
+            return
+        }
         Task {
             var client = state
             let (reply, close) = await executor.run(lines, mode: mode, client: &client)
