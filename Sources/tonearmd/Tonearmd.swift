@@ -163,8 +163,6 @@ struct Tonearmd: AsyncParsableCommand {
                 }
                 deferred.attach(engine)
                 logger.info("audio engine ready")
-                // The registry walk for SupportedMimeTypes, off the answering path.
-                _ = MediaSupport.supportedMimeTypes()
             } catch {
                 let named = startOutput.name == OutputSettings.defaultName ? "" : " (output \(startOutput.name))"
                 engineFailure.withLock { $0 = "cannot build the audio output '\(startOutput.detail)'\(named): \(error)" }

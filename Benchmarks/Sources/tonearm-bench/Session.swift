@@ -176,6 +176,16 @@ final class Session: Sendable {
         }
     }
 
+    /// Waits until the player at `name` is heard: its Position past 0.2 s. A player that says Playing before its
+    /// audio engine is up (tonearm answers from the first call) is still starting until then, and that start-up is
+    /// not playback.
+    func waitUntilHeard(_ name: String, timeout: Duration = .seconds(20)) async {
+        _ = await eventually(timeout: timeout, interval: .milliseconds(20)) {
+            ((try? await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface,
+                                            name: "Position"))?.int64Value ?? 0) > 200_000
+        }
+    }
+
     /// Polls PlaybackStatus until it is `status`; false on timeout.
     func waitForStatus(_ name: String, _ status: String, timeout: Duration, interval: Duration = .milliseconds(20)) async throws -> Bool {
         await eventually(timeout: timeout, interval: interval) {
