@@ -101,6 +101,22 @@ public final class Snapcast: @unchecked Sendable {
 
     /// Starts (or starts again) the server and returns once snapclients can connect and its source is open.
     public func start() async throws {
+        // A port of ours can be taken meanwhile as the local end of some other loopback connection of the test run
+        // (it lies in the ephemeral range; a restart asks for the same one): snapserver then fails to bind and exits.
+        // Wait until it is free and start again.
+        for attempt in 1...5 {
+            let listening = [streamPort] + (controlPort.map { [$0] } ?? []) + (source == .tcp ? [sourcePort] : [])
+            _ = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { listening.allSatisfy(canBindLoopback) }
+            do {
+                try await launch()
+                return
+            } catch let error as TestRigError where attempt < 5 && serverLog.contains("Address already in use") {
+                _ = error
+            }
+        }
+    }
+
+    private func launch() async throws {
         let conf = folder.file("snapserver.conf")
         try config.write(to: conf, atomically: true, encoding: .utf8)
         starts += 1
@@ -167,6 +183,22 @@ public final class Snapcast: @unchecked Sendable {
 
     /// What the running server has logged.
     public var serverLog: String { server?.writtenOutput ?? "" }
+
+    /// Whether a listening socket could take 127.0.0.1:`port` now (with SO_REUSEADDR, as servers bind).
+    func canBindLoopback(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
 
     /// Kills the server at once, as a crash would.
     public func kill() {
