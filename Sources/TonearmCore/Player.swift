@@ -300,7 +300,8 @@ public actor Player {
             tickTask = nil
             return false
         }
-        emitTick()
+        // Promised playing but not moving yet (the engine still starting, a track opening): no time event to tell.
+        if engine.pipelineState == .playing { emitTick() }
         followLyrics()
         return true
     }

@@ -39,10 +39,11 @@ import Testing
         #expect(try await d.position() == 12_000_000)
         #expect(Self.enginesReady(d) == readyBefore, "the engine was held back, yet it says it is ready")
 
+        // Carried out once ready: it plays from the restored position (no further than the time since the engine was
+        // let go).
+        let asked = ContinuousClock.now
         try Data().write(to: gate)
         try await d.waitFor("the engine") { Self.enginesReady(d) == readyBefore + 1 }
-        // Carried out once ready: it plays from the restored position.
-        let asked = ContinuousClock.now
         try await d.waitFor("playing on from 12 s") { try await d.position() > 12_200_000 }
         let position = try await d.position()
         let since = asked.duration(to: .now)
