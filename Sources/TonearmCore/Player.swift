@@ -237,14 +237,20 @@ public actor Player {
         channel.publish(snapshot: s, position: makeBasis(), event: .changed(s))
     }
 
-    /// Tells every face of `event`, with the position basis set afresh; the rest of the published state is the one
-    /// of the last `publish`.
+    /// Tells every face of `event`; the published state is the one of the last `publish`, with the position basis
+    /// set afresh only after a seek (a queue edit does not move the playhead, and a 5,000-entry Enqueue must not
+    /// query the pipeline 5,000 times).
     func emit(_ event: PlayerEvent) {
-        channel.publish(position: makeBasis(), event: event)
+        if case .seeked = event {
+            channel.publish(position: makeBasis(), event: event)
+        } else {
+            channel.publish(event: event)
+        }
     }
 
     /// Tells every face of a change that the published state holds but `publish` does not announce as `changed`
-    /// (the lyrics line, buffering, the ReplayGain mode, the output, the tick interval), with that state.
+    /// (the lyrics line, buffering, the ReplayGain mode, the output, the tick interval), with that state. The next
+    /// `publish` still compares against the last `changed`, since faces diff `changed` snapshots among themselves.
     func emitWithState(_ event: PlayerEvent) {
         channel.publish(snapshot: makeSnapshot(), position: makeBasis(), event: event)
     }
