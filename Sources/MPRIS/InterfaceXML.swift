@@ -355,6 +355,11 @@ public enum InterfaceXML {
     <property name="ReplayGain" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- The address of the web remote to open in a browser (http://127.0.0.1:6680/), "" while the web face is off or
+       not listening yet. -->
+    <property name="WebAddress" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
   </interface>
 </node>
 """#,

@@ -29,7 +29,8 @@ public final class MPRISService: Sendable {
     /// Player1.Waveform (refused when nil).
     public init(connection: DBusConnection, player: Player, media: any MediaOperations, library: (any LibraryAPI)?,
                 browsables: [any BrowsableSource] = [], shares: (any SharesAPI)? = nil, waveforms: WaveformService? = nil,
-                playlists: (any PlaylistsAPI)? = nil, logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
+                playlists: (any PlaylistsAPI)? = nil, webAddress: @escaping @Sendable () -> String? = { nil },
+                logger: Logger = Logger(label: "tonearm.mpris"), quit: @escaping @Sendable () async -> Void) {
         self.connection = connection
         self.player = player
         self.logger = logger
@@ -37,7 +38,7 @@ public final class MPRISService: Sendable {
             MediaPlayer2Interface(media: media, quit: quit),
             PlayerInterface(player: player),
             TrackListInterface(player: player),
-            TonearmPlayerInterface(player: player, waveforms: waveforms),
+            TonearmPlayerInterface(player: player, waveforms: waveforms, webAddress: webAddress),
         ]
         var forwarders: [@Sendable () async -> [Task<Void, Never>]] = []
         if let library {

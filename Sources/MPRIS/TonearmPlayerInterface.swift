@@ -9,6 +9,8 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
     let player: Player
     /// Behind the Waveform method.
     var waveforms: WaveformService?
+    /// Where the web face listens, once it does.
+    var webAddress: @Sendable () -> String? = { nil }
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged {
@@ -64,6 +66,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             return .array(element: "(sss)", s.outputs.map { .structure([.string($0.name), .string($0.kind), .string($0.detail)]) })
         case "Output": return .string(s.output)
         case "OutputError": return .string(s.outputProblem)
+        case "WebAddress": return .string(webAddress() ?? "")
         default: return nil
         }
     }
@@ -83,7 +86,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         case "Output":
             guard let name = value.stringValue else { throw DBusError.invalidArgs("Output is the name of an output (see Outputs)") }
             try await bridged { try await player.setOutput(name) }
-        case "ReplayGain", "Buffering", "Outputs", "OutputError":
+        case "ReplayGain", "Buffering", "Outputs", "OutputError", "WebAddress":
             throw DBusError.propertyReadOnly(property)
         default:
             throw DBusError.unknownProperty(property)

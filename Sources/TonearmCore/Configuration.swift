@@ -35,6 +35,8 @@ public struct Configuration: Sendable, Equatable {
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// `[mpd-protocol]`: the MPD protocol server.
     public var mpdProtocol = MPDProtocolSettings()
+    /// `[web]`: the HTTP and WebSocket face.
+    public var web = WebSettings()
     /// `[outputs.NAME]`, `output`, `output-retries`, `output-retry-interval`: named outputs.
     public var outputs = OutputSettings()
     /// Where each top-level key came from.
@@ -98,6 +100,10 @@ public struct Configuration: Sendable, Equatable {
                 config.mpdProtocol = try MPDProtocolSettings.parse(section, origin: origin)
             case ("mpd-protocol", _):
                 throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] must be a table")
+            case ("web", .table(let section)):
+                config.web = try WebSettings.parse(section, origin: origin)
+            case ("web", _):
+                throw TonearmError("InvalidConfig", "\(origin): [web] must be a table")
             case ("outputs", .table(let sections)):
                 for (name, section) in sections {
                     guard case .table(let table) = section else {
@@ -122,7 +128,7 @@ public struct Configuration: Sendable, Equatable {
             case ("output-retry-interval", _):
                 throw TonearmError("InvalidConfig", "\(origin): output-retry-interval must be seconds from 0.1 to 3600")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol])")
+                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol], [web])")
             }
             config.sources[key] = .file
         }
@@ -160,6 +166,7 @@ public struct Configuration: Sendable, Equatable {
         lines.append("\n[playback.replaygain]")
         lines += replayGain.describe { sources["playback.replaygain.\($0)"] ?? .defaultValue }
         lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")
+        lines += web.describe(source: sources["web"]?.rawValue ?? "default")
         for name in pluginSections.keys.sorted() {
             lines.append("\n[plugins.\(name)]")
             for (key, value) in pluginSections[name]!.sorted(by: { $0.key < $1.key }) {

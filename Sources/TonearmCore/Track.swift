@@ -9,7 +9,8 @@ public struct TrackID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let path: String
 
     public init(path: String) { self.path = path }
-    init(serial: UInt64) { self.path = Self.prefix + String(serial) }
+    /// The id of queue entry number `serial`.
+    public init(serial: UInt64) { self.path = Self.prefix + String(serial) }
 
     /// The number inside a Tonearm track path (also the playback token).
     public var serial: UInt64? {

@@ -1,6 +1,7 @@
 import Foundation
 import LocalLibrary
 import MPRIS
+import TonearmCore
 import ReceivedShares
 
 // The plugins' Swift APIs as the bus face asks for them: the daemon is the one part that sees both.

@@ -6,6 +6,7 @@ import Logging
 import MIDI
 import MPDProtocol
 import MPRIS
+import WebFace
 import Playback
 import ReceivedShares
 import LocalSend
@@ -38,6 +39,9 @@ struct Tonearmd: AsyncParsableCommand {
 
     @Option(name: .customLong("tick-interval"), help: "Seconds between Tick signals while playing (default 1).")
     var tickInterval: Double?
+
+    @Option(name: .customLong("web-port"), help: "Port of the web face (default: [web] port, 6680; 0 picks a free one).")
+    var webPort: Int?
 
     @Flag(name: .shortAndLong, help: "Log GStreamer and D-Bus detail.")
     var verbose = false
@@ -100,6 +104,11 @@ struct Tonearmd: AsyncParsableCommand {
             if let tickInterval {
                 settings.tickInterval = try Configuration.parseTickInterval(seconds: tickInterval, origin: "--tick-interval")
                 settings.sources["tick-interval"] = .commandLine
+            }
+            if let webPort {
+                guard (0...65535).contains(webPort) else { throw TonearmError("InvalidConfig", "--web-port must be 0 to 65535") }
+                settings.web.port = webPort
+                settings.sources["web"] = .commandLine
             }
         } catch let error as TonearmError {
             throw Failure(message: error.message, code: 2)
@@ -209,10 +218,13 @@ struct Tonearmd: AsyncParsableCommand {
         let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
                                        musicFolders: (try? Self.musicFolders(librarySettings)) ?? [],
                                        maximumEntries: streamsSettings.playlistMaxEntries)
+        let waveforms = WaveformService(media: media, folder: dirs.waveformCache)
+        let web = settings.web.enabled
+            ? WebFace(settings: settings.web, player: player, library: library, shares: shares, playlists: playlists,
+                      waveforms: waveforms, artFolder: dirs.artCache, logger: Logger(label: "tonearm.web")) : nil
         let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
-                                browsables: [library, midi], shares: shares,
-                                waveforms: WaveformService(media: media, folder: dirs.waveformCache),
-                                playlists: playlists) {
+                                browsables: [library, midi], shares: shares, waveforms: waveforms,
+                                playlists: playlists, webAddress: { web?.address }) {
             shutdown.request()
         }
         // The MPD face follows the player from now on (its playlist version counts the restore too).
@@ -263,7 +275,8 @@ struct Tonearmd: AsyncParsableCommand {
             }
         })
         let mpdPart = Part("mpd-protocol", after: busPart, start: { await mpd?.start() }, stop: { await mpd?.stop() })
-        let trimmingPart = Part("memory", after: mpdPart, work: {
+        let webPart = Part("web", after: mpdPart, start: { web?.start() }, stop: { await web?.stop() })
+        let trimmingPart = Part("memory", after: webPart, work: {
             // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
             // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
             while !Task.isCancelled {
@@ -272,7 +285,7 @@ struct Tonearmd: AsyncParsableCommand {
             }
         })
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [playerPart, midiPart, sharesPart, localSendPart, libraryPart, busPart, mpdPart, trimmingPart].map(\.configuration),
+            services: [playerPart, midiPart, sharesPart, localSendPart, libraryPart, busPart, mpdPart, webPart, trimmingPart].map(\.configuration),
             gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         shutdown.attach(group)
         do {

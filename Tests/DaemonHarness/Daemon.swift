@@ -59,7 +59,8 @@ public final class Daemon: @unchecked Sendable {
     /// first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
     /// `sink` nil: no --audio-sink, so the config's output plays.
     public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil) async throws {
-        var args = sink.map { ["--audio-sink", $0] } ?? []
+        // The web face on a free port: daemons of tests one after another (or a user's own) never fight for 6680.
+        var args = (sink.map { ["--audio-sink", $0] } ?? []) + ["--web-port", "0"]
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)

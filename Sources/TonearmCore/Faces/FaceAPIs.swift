@@ -1,8 +1,7 @@
 import Foundation
-import TonearmCore
 
-// What the org.tonearm.* adapters ask of the plugins' Swift APIs. The face names no plugin: the daemon, which sees
-// both, conforms each plugin (and its record types) to these.
+// What the faces (MPRIS's org.tonearm.* adapters, the web face) ask of the plugins' Swift APIs. A face names no
+// plugin: the daemon, which sees both, conforms each plugin (and its record types) to these.
 
 /// A music library as org.tonearm.Library1 sees it.
 public protocol LibraryAPI: Sendable {

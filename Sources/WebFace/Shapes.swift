@@ -1,0 +1,66 @@
+import Foundation
+import TonearmCore
+
+/// How the Player's values look in the API (docs/web-api.md): times in seconds, ids as the queue entry's number.
+enum Shapes {
+    static func track(_ track: Track) -> JSON {
+        let m = track.metadata
+        return [
+            "id": .int(Int64(track.id.serial ?? 0)), "uri": .string(m.url), "title": .string(m.title),
+            "artists": .array(m.artists.map(JSON.string)), "album": .string(m.album),
+            "albumArtists": .array(m.albumArtists.map(JSON.string)), "trackNumber": .int(m.trackNumber),
+            "discNumber": .int(m.discNumber), "genres": .array(m.genres.map(JSON.string)),
+            "length": .seconds(micro: m.length.flatMap { $0 > 0 ? $0 : nil }),
+            "art": m.artUrl == nil ? .null : .string("/api/v1/art/\(track.id.serial ?? 0)"),
+            "station": .string(m.station), "live": .bool(m.isLive ?? false),
+        ]
+    }
+
+    static func id(_ id: TrackID?) -> JSON {
+        guard let id, id != .noTrack, let serial = id.serial else { return .null }
+        return .int(Int64(serial))
+    }
+
+    static func state(_ state: PlayerState, at now: ContinuousClock.Instant = .now) -> JSON {
+        let s = state.snapshot
+        var lyricsLine: JSON = .null
+        if let line = s.lyricsLine {
+            lyricsLine = ["index": .int(Int64(line.index)), "start": .seconds(micro: line.start), "text": .string(line.text)]
+        }
+        return [
+            "sequence": .int(Int64(state.sequence)), "status": .string(s.status.rawValue),
+            "track": s.current.map(track) ?? .null,
+            "position": .seconds(micro: s.current == nil ? 0 : state.position.position(at: now)),
+            "rate": .double(s.rate), "volume": .double(s.volume), "loop": .string(s.loop.rawValue),
+            "shuffle": .bool(s.shuffle), "canGoNext": .bool(s.canGoNext), "canGoPrevious": .bool(s.canGoPrevious),
+            "canPlay": .bool(s.canPlay), "canPause": .bool(s.canPause), "canSeek": .bool(s.canSeek),
+            "queueVersion": .int(Int64(s.queueVersion)), "next": id(s.nextID),
+            "replayGain": .string(s.replayGainMode.rawValue), "output": .string(s.output),
+            "outputProblem": .string(s.outputProblem), "outputs": .array(s.outputs.map(output)),
+            "buffering": .int(Int64(s.buffering)), "lyricsLine": lyricsLine,
+        ]
+    }
+
+    static func queue(_ snapshot: PlayerSnapshot) -> JSON {
+        ["version": .int(Int64(snapshot.queueVersion)), "current": id(snapshot.current?.id),
+         "tracks": .array(snapshot.tracks.map(track))]
+    }
+
+    static func output(_ o: OutputDescription) -> JSON {
+        ["name": .string(o.name), "kind": .string(o.kind), "detail": .string(o.detail)]
+    }
+
+    static func libraryTrack(_ t: any LibraryTrackRecord, art: (String?) -> String?) -> JSON {
+        ["uri": .string(t.uri), "path": .string(t.path), "title": .string(t.title), "artist": .string(t.artist),
+         "album": .string(t.album), "albumArtist": .string(t.albumArtist), "genre": .string(t.genre), "year": .int(t.year),
+         "trackNumber": .int(t.trackNumber), "discNumber": .int(t.discNumber), "duration": .double(t.duration),
+         "art": .string(art(t.artUrl))]
+    }
+
+    static func offer(_ o: PendingShareOffer) -> JSON {
+        ["id": .string(o.id), "sender": .string(o.sender), "address": .string(o.address), "fingerprint": .string(o.fingerprint),
+         "files": .array(zip(o.files, o.sizes + Array(repeating: 0, count: max(0, o.files.count - o.sizes.count))).map {
+             ["name": .string($0.0), "size": .int($0.1)]
+         })]
+    }
+}
