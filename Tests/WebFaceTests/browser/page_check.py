@@ -126,7 +126,7 @@ def button_named(driver, element, name):
 def mpris_tracks():
     out = run('busctl', '--user', 'get-property', 'org.mpris.MediaPlayer2.tonearm', '/org/mpris/MediaPlayer2',
               'org.mpris.MediaPlayer2.TrackList', 'Tracks')
-    return [int(n) for n in re.findall(r'/org/tonearm/Track/(\d+)', out or '')]
+    return [int(n) for n in re.findall(r'/org/tonearm/[Tt]rack/(\d+)', out or '')]
 
 
 def queue_ids(driver):
