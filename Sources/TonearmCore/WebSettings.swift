@@ -30,12 +30,35 @@ public struct WebSettings: Sendable, Equatable {
         address == "::1" || address.hasPrefix("127.")
     }
 
-    /// The address to open in a browser (the listening port when it was picked: `port`).
+    /// The address to open in a browser (the listening port when it was picked: `port`). Listening on every
+    /// interface, it names this machine's first network address, the one a phone on the same network reaches.
     public func url(port bound: Int? = nil) -> String {
         let scheme = certificate == nil ? "http" : "https"
         var host = address
-        if host == "0.0.0.0" { host = "127.0.0.1" } else if host == "::" { host = "[::1]" } else if host.contains(":") { host = "[\(host)]" }
+        if host == "0.0.0.0" || host == "::" { host = Self.networkAddress() ?? (host == "::" ? "::1" : "127.0.0.1") }
+        if host.contains(":") { host = "[\(host)]" }
         return "\(scheme)://\(host):\(bound ?? port)/"
+    }
+
+    /// The first IPv4 address of an interface that is up and not loopback.
+    static func networkAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            let flags = Int32(bitPattern: entry.pointee.ifa_flags)
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                  flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0 else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            let found = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 -> Bool in
+                var a = v4.pointee.sin_addr
+                return inet_ntop(AF_INET, &a, &text, socklen_t(INET_ADDRSTRLEN)) != nil
+            }
+            if found { return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        }
+        return nil
     }
 
     /// Reads the section; errors name the key and what it takes.

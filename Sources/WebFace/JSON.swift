@@ -45,9 +45,11 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
         case .int(let i): out += Array(String(i).utf8)
         case .double(let d):
             if d.isFinite {
-                // Whole numbers without ".0" noise, fractions to the microsecond.
+                // Whole numbers without ".0" noise, fractions to the microsecond (Swift's shortest form is valid
+                // JSON; no formatter, which would load ICU).
                 if d == d.rounded(), abs(d) < 1e15 { out += Array(String(Int64(d)).utf8) } else {
-                    out += Array(String(format: "%.6f", d).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression).utf8)
+                    let micro = abs(d) < 1e12 ? (d * 1e6).rounded() / 1e6 : d
+                    out += Array("\(micro)".utf8)
                 }
             } else {
                 out += Array("null".utf8)
@@ -82,7 +84,8 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
             case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
-                out += Array(String(format: "\\u%04x", byte).utf8)
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             default: out.append(byte)
             }
         }

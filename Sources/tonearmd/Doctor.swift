@@ -89,12 +89,34 @@ struct Doctor {
             checks.append(check(output, configFile: configFile))
         }
 
+        checks.append(webCheck(settings.web, configFile: configFile))
+
         let musicFolders = (try? Tonearmd.musicFolders(settings.pluginSections["library"] ?? [:])) ?? [music]
         for folder in musicFolders where !FileManager.default.fileExists(atPath: folder.path) {
             checks.append(Check(name: "library", verdict: .warning, detail: "the music folder \(folder.path) does not exist",
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))
         }
         return checks
+    }
+
+    /// The web face: its files readable, and its port free or held by a running Tonearm.
+    static func webCheck(_ web: WebSettings, configFile: URL) -> Check {
+        guard web.enabled else { return Check(name: "web", verdict: .ok, detail: "off ([web] enabled = false)") }
+        for file in [web.certificate, web.key].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            return Check(name: "web", verdict: .failure, detail: "\(file) cannot be read", fix: "fix certificate and key in [web] of \(configFile.path)")
+        }
+        let reach = web.isLoopback ? "this computer only" : "the network, with the password"
+        guard web.port != 0 else {
+            return Check(name: "web", verdict: .ok, detail: "on a free port picked at start, for \(reach) (tonearm web names it)")
+        }
+        if PortProbe.canListen(address: web.address, port: web.port) {
+            return Check(name: "web", verdict: .ok, detail: "\(web.url()) is free to serve, for \(reach)")
+        }
+        if PortProbe.servesTonearm(address: web.address, port: web.port) {
+            return Check(name: "web", verdict: .ok, detail: "\(web.url()) is served by the running tonearmd, for \(reach)")
+        }
+        return Check(name: "web", verdict: .failure, detail: "port \(web.port) on \(web.address) is taken by another program",
+                     fix: "set port in [web] of \(configFile.path) (0 picks a free one), or stop what holds it")
     }
 
     /// Opens a configured output and lets it go: a Snapcast FIFO must exist and have a reader, a Snapcast port must
@@ -129,5 +151,55 @@ struct Doctor {
         }
         let data = (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys])) ?? Data("[]".utf8)
         return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
+
+/// Whether a TCP port can be listened on, and whether a Tonearm web face already answers there.
+enum PortProbe {
+    static func canListen(address: String, port: Int) -> Bool {
+        let v6 = address.contains(":")
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        return withAddress(address, port: port) { bind(fd, $0, $1) == 0 } ?? false
+    }
+
+    /// Asks for the API's document and looks for its title, waiting a second at most.
+    static func servesTonearm(address: String, port: Int) -> Bool {
+        let host = address == "0.0.0.0" ? "127.0.0.1" : address == "::" ? "::1" : address
+        let fd = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard withAddress(host, port: port, { connect(fd, $0, $1) == 0 }) == true else { return false }
+        let request = "GET /api/v1/openapi.json HTTP/1.0\r\nHost: localhost\r\n\r\n"
+        guard request.withCString({ send(fd, $0, strlen($0), 0) }) > 0 else { return false }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while answer.count < 16_384 {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        return String(decoding: answer, as: UTF8.self).contains("Tonearm web API")
+    }
+
+    private static func withAddress(_ address: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool? {
+        if address.contains(":") {
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return nil }
+            return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return nil }
+        return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     }
 }

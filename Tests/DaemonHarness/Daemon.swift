@@ -19,6 +19,8 @@ public final class Daemon: @unchecked Sendable {
     public let logFile: URL
     /// Set before `start` for the daemon's environment (JOURNAL_STREAM, say).
     public var extraEnvironment: [String: String] = [:]
+    /// `--web-port` for the daemon: 0 (a free port) unless a test wants the config's port (nil).
+    public var webPort: Int? = 0
     /// Another tonearmd to run (a sanitizer build, say); default: the one beside the tests.
     public var daemonExecutable: String?
 
@@ -60,7 +62,7 @@ public final class Daemon: @unchecked Sendable {
     /// `sink` nil: no --audio-sink, so the config's output plays.
     public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil) async throws {
         // The web face on a free port: daemons of tests one after another (or a user's own) never fight for 6680.
-        var args = (sink.map { ["--audio-sink", $0] } ?? []) + ["--web-port", "0"]
+        var args = (sink.map { ["--audio-sink", $0] } ?? []) + (webPort.map { ["--web-port", String($0)] } ?? [])
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)

@@ -2,6 +2,7 @@ import DBus
 import NIOHTTP1
 import DaemonHarness
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -187,4 +188,66 @@ import Testing
 enum HTTPMethodName: String {
     case GET, PUT, POST, DELETE
     var method: NIOHTTP1.HTTPMethod { NIOHTTP1.HTTPMethod(rawValue: rawValue) }
+}
+
+/// `tonearm web` and `tonearm doctor` about the web face.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct WebCommandLineTests {
+    /// A port nobody listens on now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: a.sin_port))
+    }
+
+    static func webCheck(_ d: Daemon) async throws -> [String: Any] {
+        let out = try await d.tonearm("doctor", "--json").out
+        let checks = (try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [[String: Any]]) ?? []
+        return try #require(checks.first { $0["name"] as? String == "web" }, "\(out)")
+    }
+
+    @Test func webPrintsTheAddressAndDoctorFindsItServed() async throws {
+        let d = try Daemon()
+        let port = try Self.freePort()
+        d.webPort = nil
+        let web = try await WebRig.start(config: "[web]\nport = \(port)\n", daemon: d)
+        #expect(web.base == "http://127.0.0.1:\(port)")
+        let printed = try await d.tonearm("web")
+        #expect(printed.status == 0 && printed.out == "http://127.0.0.1:\(port)/", "\(printed)")
+        let json = try await d.tonearm("web", "--json")
+        #expect(json.out.contains("\"network\":false"), "\(json.out)")
+        let check = try await Self.webCheck(d)
+        #expect(check["verdict"] as? String == "ok" && (check["detail"] as? String)?.contains("served by the running tonearmd") == true, "\(check)")
+    }
+
+    @Test func doctorNamesAPortTakenByAnotherProgram() async throws {
+        let d = try Daemon()
+        // Another program holds the port the config names.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(fd, 4)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = Int(UInt16(bigEndian: a.sin_port))
+        try d.writeConfig("[web]\nport = \(port)\n")
+        let check = try await Self.webCheck(d)
+        #expect(check["verdict"] as? String == "failure", "\(check)")
+        #expect((check["detail"] as? String)?.contains("taken by another program") == true, "\(check)")
+
+        // The daemon starts all the same, says why there is no web face, and the rest works.
+        d.webPort = nil
+        try await d.start()
+        try await d.waitFor("the web face's failure in the log") { d.log.contains("web face: cannot serve") }
+        #expect(try await d.status() == "Stopped")
+        #expect(try await d.tonearm("web").status != 0)
+    }
 }
