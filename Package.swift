@@ -74,7 +74,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "WebFace", dependencies: [
+        .target(name: "Web", dependencies: [
             "TonearmCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -90,7 +90,7 @@ let package = Package(
             .embedInCode("Contract/openapi.json"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "WebFace", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "Lyrics", "LyricsFiles",
+            "MPRIS", "MPDProtocol", "Web", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -159,8 +159,8 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields", "CLinux"]),
         .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
         .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
-        .testTarget(name: "WebFaceTests", dependencies: [
-            "WebFace", "TonearmCore", "Playback", "DBus", "TestSupport", "DaemonHarness",
+        .testTarget(name: "WebTests", dependencies: [
+            "Web", "TonearmCore", "Playback", "DBus", "TestSupport", "DaemonHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -6,7 +6,7 @@ import Logging
 import MIDI
 import MPDProtocol
 import MPRIS
-import WebFace
+import Web
 import Playback
 import ReceivedShares
 import LocalSend

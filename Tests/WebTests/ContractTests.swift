@@ -3,7 +3,7 @@ import Logging
 import Playback
 import Testing
 import TonearmCore
-@testable import WebFace
+@testable import Web
 
 /// The OpenAPI document is the contract: every route it lists is served, every route served is listed; and the
 /// guard's rules for hosts and origins, as a table.

@@ -37,7 +37,7 @@ import Testing
         let python = Self.venv + "/python"
         try #require(FileManager.default.isExecutableFile(atPath: python), "scripts/web-venv did not make the venv")
         try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
-        let script = Self.root.appendingPathComponent("Tests/WebFaceTests/browser/page_check.py").path
+        let script = Self.root.appendingPathComponent("Tests/WebTests/browser/page_check.py").path
         let (out, err, status) = try await runProcess(python, [script, scenario, "--url", rig.base + "/", "--screenshot", Self.screenshots.path] + arguments,
                                                       environment: rig.daemon.environment)
         #expect(status == 0, "\(scenario): \(out)\n\(err)\ndaemon log:\n\(rig.daemon.log.suffix(2000))")
