@@ -26,6 +26,8 @@ public final class WebFace: Sendable {
     private let bound = Mutex<Int?>(nil)
     /// The largest request body taken.
     static let maximumBody = 64 << 10
+    /// How long a connection may stay silent, or take to send a request's header.
+    static let idleTimeout: TimeAmount = .seconds(30)
 
     public init(settings: WebSettings, player: Player, library: (any LibraryAPI)?, shares: (any SharesAPI)?,
                 playlists: (any PlaylistsAPI)?, waveforms: WaveformService?, artFolder: URL, logger: Logger) {
@@ -103,16 +105,20 @@ public final class WebFace: Sendable {
 
     func application() throws -> some ApplicationProtocol {
         let (router, sockets) = routers()
-        // A client that opens a connection and sends nothing (slowloris) is dropped after this.
-        let idle = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: .seconds(30)))
-        let server: HTTPServerBuilder
+        // A client that opens a connection and sends nothing, or a header a byte at a time (slowloris), is dropped.
+        let idle = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: Self.idleTimeout))
+        let socketResponder = sockets.buildResponder()
+        var configuredTLS: TLSConfiguration?
         if let certificate = settings.certificate, let key = settings.key {
-            let tls = TLSConfiguration.makeServerConfiguration(
+            configuredTLS = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
-            server = try .tls(.http1WebSocketUpgrade(webSocketRouter: sockets, configuration: idle), tlsConfiguration: tls)
-        } else {
-            server = .http1WebSocketUpgrade(webSocketRouter: sockets, configuration: idle)
+        }
+        let tls = configuredTLS
+        let server = HTTPServerBuilder { responder in
+            let http = HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: socketResponder, configuration: idle)
+            if let tls { return try TLSChannel(HeaderDeadlineChannel(base: http, timeout: Self.idleTimeout), tlsConfiguration: tls) }
+            return HeaderDeadlineChannel(base: http, timeout: Self.idleTimeout)
         }
         let settings = settings, logger = logger
         return Application(router: router, server: server,

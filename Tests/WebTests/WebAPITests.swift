@@ -146,6 +146,34 @@ import Testing
         #expect(try await web.get("/").status == 200)
     }
 
+    @Test func aClientThatNeverFinishesItsHeaderIsDropped() async throws {
+        let web = try await WebRig.start()
+        let port = try #require(Int(web.base.split(separator: ":").last ?? ""))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        // Slowloris: a header begun and never finished.
+        _ = "GET / HTTP/1.1\r\nHo".withCString { send(fd, $0, strlen($0), 0) }
+        // Meanwhile everyone else is answered.
+        #expect(try await web.get("/api/v1/state").status == 200)
+        // The server closes it (after its 30 s header deadline): recv sees the end, not a timeout.
+        let ended = await Task.detached { () -> Int in
+            var timeout = timeval(tv_sec: 120, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, 0)
+        }.value
+        #expect(ended == 0, "the connection was not closed by the server (recv: \(ended), errno \(errno))")
+        #expect(try await web.get("/api/v1/state").status == 200)
+    }
+
     @Test func aPasswordGuardsEverythingButThePage() async throws {
         let web = try await WebRig.start(config: "[web]\npassword = \"s3cret\"\n")
         #expect(try await web.get("/").status == 200)

@@ -44,6 +44,9 @@ struct WebRig {
     func send(_ method: HTTPMethod, _ path: String, _ body: String? = nil, headers: [(String, String)] = []) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
+        // A connection per request: one kept in the client's pool past the server's idle timeout would be closed
+        // under it.
+        request.headers.replaceOrAdd(name: "Connection", value: "close")
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         if let body {
             request.headers.replaceOrAdd(name: "Content-Type", value: "application/json")
