@@ -174,6 +174,18 @@ import Testing
         #expect(try await web.get("/api/v1/state").status == 200)
     }
 
+    @Test func httpsWithTheConfiguredCertificate() async throws {
+        let d = try Daemon()
+        let key = d.home.file("web-key.pem").path, certificate = d.home.file("web-cert.pem").path
+        let made = try await runProcess("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+                                                    "-days", "2", "-subj", "/CN=127.0.0.1"])
+        try #require(made.status == 0, "\(made.err)")
+        let web = try await WebRig.start(config: "[web]\ncertificate = \"\(certificate)\"\nkey = \"\(key)\"\n", daemon: d)
+        #expect(web.base.hasPrefix("https://127.0.0.1:"))
+        #expect(try await web.get("/api/v1/state").status == 200)
+        #expect(try await web.get("/").body.contains("app.js"))
+    }
+
     @Test func aPasswordGuardsEverythingButThePage() async throws {
         let web = try await WebRig.start(config: "[web]\npassword = \"s3cret\"\n")
         #expect(try await web.get("/").status == 200)
