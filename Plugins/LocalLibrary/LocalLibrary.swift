@@ -306,7 +306,7 @@ public final class LocalLibrary: SourcePlugin {
         if let reason = try await database.read({ db in
             try String.fetchOne(db, sql: "SELECT reason FROM failures WHERE uri = ?", arguments: [key])
         }) {
-            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+            throw TonearmError(.unsupportedType, "cannot play \(path.string): \(reason)")
         }
         var info = stat()
         guard path.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path.string) }
@@ -314,7 +314,7 @@ public final class LocalLibrary: SourcePlugin {
         guard path.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path.string) }
         // Not indexed yet: read it now (milliseconds), so a truncated or broken file is refused with its reason.
         if TagReader.audioExtensions.contains(path.lowercasedExtension), case .failure(let reason) = await readNow(path) {
-            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+            throw TonearmError(.unsupportedType, "cannot play \(path.string): \(reason)")
         }
         return TrackMetadata(url: uri.absoluteString, title: path.stem)
     }
@@ -347,7 +347,7 @@ public final class LocalLibrary: SourcePlugin {
         guard let path = RawPath(fileURL: uri) else { throw TonearmError.unsupportedScheme(uri.absoluteString) }
         if try await track(at: uri) != nil { return }
         if case .failure(let reason) = await readNow(path) {
-            throw TonearmError("UnsupportedType", "cannot play \(path.string): \(reason)")
+            throw TonearmError(.unsupportedType, "cannot play \(path.string): \(reason)")
         }
     }
 
@@ -371,7 +371,7 @@ public final class LocalLibrary: SourcePlugin {
         var measure = true
         if let value = context.config["measure-loudness"] {
             guard case .bool(let b) = value else {
-                throw TonearmError("InvalidConfig", "[plugins.library] measure-loudness must be true or false")
+                throw TonearmError(.invalidConfig, "[plugins.library] measure-loudness must be true or false")
             }
             measure = b
         }
@@ -382,7 +382,7 @@ public final class LocalLibrary: SourcePlugin {
         var scanNow = true
         if let value = context.config["scan-on-start"] {
             guard case .bool(let b) = value else {
-                throw TonearmError("InvalidConfig", "[plugins.library] scan-on-start must be true or false")
+                throw TonearmError(.invalidConfig, "[plugins.library] scan-on-start must be true or false")
             }
             scanNow = b
         }

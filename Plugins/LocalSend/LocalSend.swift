@@ -88,7 +88,7 @@ public final class LocalSend: SourcePlugin {
         }
         var iterator = bound.makeAsyncIterator()
         guard let port = await iterator.next() ?? nil else {
-            throw TonearmError("LocalSendFailed", "cannot listen on \(settings.address):\(settings.port) for LocalSend")
+            throw TonearmError(.localSendFailed, "cannot listen on \(settings.address):\(settings.port) for LocalSend")
         }
         let ticker = Task {
             while !Task.isCancelled {

@@ -25,10 +25,10 @@ public struct LocalSendSettings: Sendable, Equatable {
     /// Reads the section; every key has a default (`accept = "ask"`, port 53317, HTTPS, discovery on).
     public init(section: [String: ConfigValue], hostName: String = ProcessInfo.processInfo.hostName) throws(TonearmError) {
         func fail(_ key: String, _ what: String, _ value: ConfigValue) -> TonearmError {
-            TonearmError("InvalidConfig", "[plugins.localsend] \(key) must be \(what), not \(value)")
+            TonearmError(.invalidConfig, "[plugins.localsend] \(key) must be \(what), not \(value)")
         }
         for key in section.keys where !Self.keys.contains(key) {
-            throw TonearmError("InvalidConfig", "[plugins.localsend] has no key \"\(key)\" (known: \(Self.keys.joined(separator: ", ")))")
+            throw TonearmError(.invalidConfig, "[plugins.localsend] has no key \"\(key)\" (known: \(Self.keys.joined(separator: ", ")))")
         }
         func bool(_ key: String, _ fallback: Bool) throws(TonearmError) -> Bool {
             switch section[key] {
@@ -79,7 +79,7 @@ public struct LocalSendSettings: Sendable, Equatable {
         case let other?: throw fail("pin", "a string of 1 to 64 characters", other)
         }
         if mode == .pin, pin == nil {
-            throw TonearmError("InvalidConfig", "[plugins.localsend] accept = \"pin\" needs a pin = \"…\"")
+            throw TonearmError(.invalidConfig, "[plugins.localsend] accept = \"pin\" needs a pin = \"…\"")
         }
         let mb = Double(1 << 20)
         policy = LocalSendMachine.Policy(

@@ -23,11 +23,11 @@ public struct MIDISettings: Sendable, Equatable {
                              _ environment: [String: String]) throws(TonearmError) -> URL? {
         guard let value = section[key] else { return nil }
         guard case .string(var path) = value, !path.isEmpty else {
-            throw TonearmError("InvalidConfig", "[plugins.midi] \(key) must be a path, not \(value)")
+            throw TonearmError(.invalidConfig, "[plugins.midi] \(key) must be a path, not \(value)")
         }
         if path == "~" || path.hasPrefix("~/") { path = (environment["HOME"] ?? NSHomeDirectory()) + path.dropFirst() }
         guard path.hasPrefix("/") else {
-            throw TonearmError("InvalidConfig", "[plugins.midi] \(key) must be an absolute path (or start with ~/), not \"\(path)\"")
+            throw TonearmError(.invalidConfig, "[plugins.midi] \(key) must be an absolute path (or start with ~/), not \"\(path)\"")
         }
         return URL(fileURLWithPath: path).standardizedFileURL
     }

@@ -61,7 +61,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
             do {
                 return try renditions.url(for: path, info: stat, file: parsed.file)?.absoluteString
             } catch {
-                throw TonearmError("RenditionFailed", "cannot prepare \(path) for playback: \(error)")
+                throw TonearmError(.renditionFailed, "cannot prepare \(path) for playback: \(error)")
             }
         }
         return metadata
@@ -194,7 +194,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
             switch outcome {
             case .success(let parsed): return parsed
             case .failure(let error):
-                throw TonearmError("InvalidMIDIFile", "\(path): \(error.message)")
+                throw TonearmError(.invalidMIDIFile, "\(path): \(error.message)")
             }
         }
     }

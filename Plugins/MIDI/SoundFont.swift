@@ -11,17 +11,17 @@ public enum SoundFont {
         let path = url.path
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw TonearmError("SoundFontMissing",
+            throw TonearmError(.soundFontMissing,
                                "the SoundFont \(path) does not exist: install fluid-soundfont-gm or set soundfont in [plugins.midi]")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw TonearmError("InvalidSoundFont", "the SoundFont \(path) is not a file")
+            throw TonearmError(.invalidSoundFont, "the SoundFont \(path) is not a file")
         }
         guard let head = FileBytes.prefix(path, count: 12) else {
-            throw TonearmError("InvalidSoundFont", "the SoundFont \(path) cannot be read (\(String(cString: strerror(errno))))")
+            throw TonearmError(.invalidSoundFont, "the SoundFont \(path) cannot be read (\(String(cString: strerror(errno))))")
         }
         guard head.count == 12, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("sfbk".utf8) else {
-            throw TonearmError("InvalidSoundFont", "the SoundFont \(path) is not a SoundFont 2 file (no RIFF 'sfbk' header)")
+            throw TonearmError(.invalidSoundFont, "the SoundFont \(path) is not a SoundFont 2 file (no RIFF 'sfbk' header)")
         }
     }
 }

@@ -10,7 +10,7 @@ extension ReceivedShares {
         let target = lower.hasPrefix("transcode:") ? String(lower.dropFirst("transcode:".count)) : lower
         guard let format = ExportFormat(rawValue: target) else {
             let choices = ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")
-            throw TonearmError("InvalidArgs", "unknown export mode \"\(text)\": passthrough, or one of \(choices)")
+            throw TonearmError(.invalidArgs, "unknown export mode \"\(text)\": passthrough, or one of \(choices)")
         }
         return .transcode(format)
     }
@@ -31,13 +31,13 @@ extension ReceivedShares {
         }
         guard InboxWatcher.regularFile(source) != nil else { throw TonearmError.noSuchFile(source) }
         guard folder.hasPrefix("/") else {
-            throw TonearmError("InvalidArgs", "the export folder must be an absolute path, not \"\(folder)\"")
+            throw TonearmError(.invalidArgs, "the export folder must be an absolute path, not \"\(folder)\"")
         }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw TonearmError.noSuchFolder(folder)
         }
-        guard access(folder, W_OK) == 0 else { throw TonearmError("NotWritable", "cannot write into \(folder)") }
+        guard access(folder, W_OK) == 0 else { throw TonearmError(.notWritable, "cannot write into \(folder)") }
         let exportMode = try Self.exportMode(mode)
         let stem = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
         let media = media
@@ -53,7 +53,7 @@ extension ReceivedShares {
                     let plan = try media.passthroughPlan(file: source)
                     return (plan.fileExtension, plan)
                 } catch {
-                    throw TonearmError("UnsupportedType", "cannot export \(source) as it is: \((error as? MediaError)?.message ?? "\(error)")")
+                    throw TonearmError(.unsupportedType, "cannot export \(source) as it is: \((error as? MediaError)?.message ?? "\(error)")")
                 }
             }
         }
@@ -74,15 +74,15 @@ extension ReceivedShares {
                         emit(.exportProgress(id: id, fraction: fraction))
                     }
                 }
-                if cancellation.isCancelled { throw TonearmError("Cancelled", "the export was cancelled") }
+                if cancellation.isCancelled { throw TonearmError(.cancelled, "the export was cancelled") }
                 result = .success(try place(temp, in: folder, name: stem + "." + fileExtension))
             } catch let error as TonearmError {
                 result = .failure(error)
             } catch let error as MediaError {
-                result = .failure(cancellation.isCancelled ? TonearmError("Cancelled", "the export was cancelled")
-                                  : TonearmError("ExportFailed", "cannot export \(source): \(error.message)"))
+                result = .failure(cancellation.isCancelled ? TonearmError(.cancelled, "the export was cancelled")
+                                  : TonearmError(.exportFailed, "cannot export \(source): \(error.message)"))
             } catch {
-                result = .failure(TonearmError("ExportFailed", "cannot export \(source): \(error)"))
+                result = .failure(TonearmError(.exportFailed, "cannot export \(source): \(error)"))
             }
             unlink(temp)
             exports.withLock { _ = $0.removeValue(forKey: id) }
@@ -113,8 +113,8 @@ extension ReceivedShares {
                 return destination
             }
             if errno == EEXIST { continue }
-            throw TonearmError("ExportFailed", "cannot name the export in \(folder): \(String(cString: strerror(errno)))")
+            throw TonearmError(.exportFailed, "cannot name the export in \(folder): \(String(cString: strerror(errno)))")
         }
-        throw TonearmError("ExportFailed", "no free name in \(folder)")
+        throw TonearmError(.exportFailed, "no free name in \(folder)")
     }
 }

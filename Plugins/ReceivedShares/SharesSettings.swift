@@ -50,11 +50,11 @@ public struct SharesSettings: Sendable, Equatable {
         let home = environment["HOME"] ?? NSHomeDirectory()
         func path(_ value: ConfigValue, _ key: String) throws(TonearmError) -> URL {
             guard case .string(var p) = value, !p.isEmpty else {
-                throw TonearmError("InvalidConfig", "[plugins.shares] \(key) must be a path, not \(value)")
+                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be a path, not \(value)")
             }
             if p == "~" || p.hasPrefix("~/") { p = home + p.dropFirst() }
             guard p.hasPrefix("/") else {
-                throw TonearmError("InvalidConfig", "[plugins.shares] \(key) must be an absolute path (or start with ~/), not \"\(p)\"")
+                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be an absolute path (or start with ~/), not \"\(p)\"")
             }
             return URL(fileURLWithPath: p).standardizedFileURL
         }
@@ -62,13 +62,13 @@ public struct SharesSettings: Sendable, Equatable {
             guard let value = section[key] else { return fallback }
             guard case .string(let s) = value, let found = T(rawValue: s) else {
                 let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-                throw TonearmError("InvalidConfig", "[plugins.shares] \(key) must be one of \(allowed), not \(value)")
+                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be one of \(allowed), not \(value)")
             }
             return found
         }
         if let value = section["inboxes"] {
             guard case .array(let items) = value else {
-                throw TonearmError("InvalidConfig", "[plugins.shares] inboxes must be a list of paths, not \(value)")
+                throw TonearmError(.invalidConfig, "[plugins.shares] inboxes must be a list of paths, not \(value)")
             }
             var list: [URL] = []
             for item in items { list.append(try path(item, "inboxes")) }
@@ -85,7 +85,7 @@ public struct SharesSettings: Sendable, Equatable {
         case .int(let n) where n >= 0 && n <= 600: settle = .seconds(n)
         case .double(let x) where x >= 0 && x <= 600: settle = .milliseconds(Int((x * 1000).rounded()))
         case let other?:
-            throw TonearmError("InvalidConfig", "[plugins.shares] settle-seconds must be a number of seconds from 0 to 600, not \(other)")
+            throw TonearmError(.invalidConfig, "[plugins.shares] settle-seconds must be a number of seconds from 0 to 600, not \(other)")
         }
     }
 }

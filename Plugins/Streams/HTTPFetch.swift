@@ -49,7 +49,8 @@ enum HTTPFetch {
     static func statusError(_ answer: HTTPAnswer, url: URL) -> TonearmError? {
         guard !(200..<300).contains(answer.status) else { return nil }
         let text = HTTPResponseStatus(statusCode: answer.status).reasonPhrase
-        let name = answer.status == 404 || answer.status == 410 ? "NotFound" : (answer.status == 401 || answer.status == 403 ? "AccessDenied" : "HTTPError")
-        return TonearmError(name, "\(url.absoluteString): the server answered HTTP \(answer.status) \(text)")
+        let reason: TonearmError.Reason = answer.status == 404 || answer.status == 410 ? .notFound
+            : (answer.status == 401 || answer.status == 403 ? .accessDenied : .httpError)
+        return TonearmError(reason, "\(url.absoluteString): the server answered HTTP \(answer.status) \(text)")
     }
 }

@@ -28,7 +28,7 @@ enum PlainHTTP {
                 current = target
             }
         }
-        throw TonearmError("TooManyRedirects", "\(url.absoluteString): the server redirects in a loop (more than \(maximumRedirects) redirects)")
+        throw TonearmError(.tooManyRedirects, "\(url.absoluteString): the server redirects in a loop (more than \(maximumRedirects) redirects)")
     }
 
     /// An answer whose headers are read: the socket (the caller closes it), the status, the headers by lower-case
@@ -42,7 +42,7 @@ enum PlainHTTP {
 
     /// Connects, sends the GET (asking for ICY metadata) and reads the answer's headers.
     private static func open(_ url: URL, deadline: ContinuousClock.Instant, userAgent: String) throws -> Opened {
-        guard let host = url.host, !host.isEmpty else { throw TonearmError("InvalidUri", "no host in \(url.absoluteString)") }
+        guard let host = url.host, !host.isEmpty else { throw TonearmError(.invalidUri, "no host in \(url.absoluteString)") }
         let proxy = Self.proxy(for: host)
         let socket = try connect(host: proxy?.host ?? host, port: proxy?.port ?? url.port ?? 80, deadline: deadline, url: url)
         do {
@@ -59,21 +59,21 @@ enum PlainHTTP {
             var headerEnd: Int?
             while headerEnd == nil {
                 guard buffer.count < maximumHeaderBytes else {
-                    throw TonearmError("NetworkError", "\(url.absoluteString): the server's headers are larger than \(maximumHeaderBytes) bytes")
+                    throw TonearmError(.networkError, "\(url.absoluteString): the server's headers are larger than \(maximumHeaderBytes) bytes")
                 }
                 let chunk = try receive(socket, deadline: deadline, url: url)
                 if chunk.isEmpty {
-                    throw TonearmError("NetworkError", "\(url.absoluteString): the server closed the connection without an answer")
+                    throw TonearmError(.networkError, "\(url.absoluteString): the server closed the connection without an answer")
                 }
                 buffer += chunk
                 headerEnd = find([13, 10, 13, 10], in: buffer).map { $0 + 4 } ?? find([10, 10], in: buffer).map { $0 + 2 }
             }
             let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
             var lines = headText.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" })
-            guard !lines.isEmpty else { throw TonearmError("NetworkError", "\(url.absoluteString): an empty answer") }
+            guard !lines.isEmpty else { throw TonearmError(.networkError, "\(url.absoluteString): an empty answer") }
             let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
             guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/") || statusLine[0] == "ICY", let status = Int(statusLine[1]) else {
-                throw TonearmError("NetworkError", "\(url.absoluteString): not an HTTP answer")
+                throw TonearmError(.networkError, "\(url.absoluteString): not an HTTP answer")
             }
             var headers: [String: String] = [:]
             for line in lines {
@@ -165,7 +165,7 @@ enum PlainHTTP {
     }
 
     private static func timedOut(_ url: URL) -> TonearmError {
-        TonearmError("TimedOut", "\(url.absoluteString): the server did not answer in time")
+        TonearmError(.timedOut, "\(url.absoluteString): the server did not answer in time")
     }
 
     private static func connect(host: String, port: Int, deadline: ContinuousClock.Instant, url: URL) throws -> Int32 {
@@ -175,7 +175,7 @@ enum PlainHTTP {
         var list: UnsafeMutablePointer<addrinfo>?
         let found = getaddrinfo(host, String(port), &hints, &list)
         guard found == 0, let first = list else {
-            throw TonearmError("HostNotFound", "\(url.absoluteString): no such host \(host)")
+            throw TonearmError(.hostNotFound, "\(url.absoluteString): no such host \(host)")
         }
         defer { freeaddrinfo(list) }
         var refused = false
@@ -204,8 +204,8 @@ enum PlainHTTP {
             if error == ECONNREFUSED { refused = true }
             close(fd)
         }
-        if refused { throw TonearmError("ConnectionRefused", "\(url.absoluteString): the server refused the connection") }
-        throw TonearmError("NetworkError", "\(url.absoluteString): cannot connect to \(host):\(port)")
+        if refused { throw TonearmError(.connectionRefused, "\(url.absoluteString): the server refused the connection") }
+        throw TonearmError(.networkError, "\(url.absoluteString): cannot connect to \(host):\(port)")
     }
 
     private static func send(_ fd: Int32, _ bytes: [UInt8], deadline: ContinuousClock.Instant, url: URL) throws {
@@ -216,7 +216,7 @@ enum PlainHTTP {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
-                throw TonearmError("NetworkError", "\(url.absoluteString): the server closed the connection")
+                throw TonearmError(.networkError, "\(url.absoluteString): the server closed the connection")
             }
             sent += n
         }
@@ -232,7 +232,7 @@ enum PlainHTTP {
             if n < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
                 if errno == ECONNRESET { return [] }
-                throw TonearmError("NetworkError", "\(url.absoluteString): \(String(cString: strerror(errno)))")
+                throw TonearmError(.networkError, "\(url.absoluteString): \(String(cString: strerror(errno)))")
             }
             return Array(chunk.prefix(n))
         }

@@ -105,14 +105,14 @@ public final class SavedPlaylists: Sendable {
         if let hit = all.first(where: { $0.isSaved && $0.name == nameOrID }) ?? all.first(where: { $0.id == nameOrID || $0.name == nameOrID }) {
             return hit
         }
-        throw TonearmError("NoSuchPlaylist", "no playlist named \(nameOrID) (tonearm playlist list shows them)")
+        throw TonearmError(.noSuchPlaylist, "no playlist named \(nameOrID) (tonearm playlist list shows them)")
     }
 
     /// The entries of a playlist as URIs (what cannot be read is left out by the player when it is queued).
     public func entries(_ playlist: PlaylistInfo) throws(TonearmError) -> [PlaylistEntry] {
         guard let data = FileManager.default.contents(atPath: playlist.file.path),
               let format = PlaylistFormat.named(path: playlist.file.path) else {
-            throw TonearmError("NotReadable", "cannot read the playlist \(playlist.file.path)")
+            throw TonearmError(.notReadable, "cannot read the playlist \(playlist.file.path)")
         }
         do {
             return try PlaylistParser.parse(PlaylistParser.text(data), format: format, maximumEntries: maximumEntries).map { entry in
@@ -121,7 +121,7 @@ public final class SavedPlaylists: Sendable {
                 return resolved
             }
         } catch {
-            throw TonearmError("InvalidPlaylist", "cannot read the playlist \(playlist.file.path): \(error.message)")
+            throw TonearmError(.invalidPlaylist, "cannot read the playlist \(playlist.file.path): \(error.message)")
         }
     }
 
@@ -152,7 +152,7 @@ public final class SavedPlaylists: Sendable {
                 try Data(text.utf8).write(to: file, options: .atomic)
             }
         } catch {
-            throw TonearmError("WriteFailed", "cannot write \(file.path): \(error.localizedDescription)")
+            throw TonearmError(.writeFailed, "cannot write \(file.path): \(error.localizedDescription)")
         }
         return try find(name)
     }
@@ -161,12 +161,12 @@ public final class SavedPlaylists: Sendable {
     public func remove(_ name: String) throws(TonearmError) {
         let playlist = try find(name)
         guard playlist.isSaved else {
-            throw TonearmError("NotSaved", "\(playlist.file.path) is in a music folder, not a saved playlist; Tonearm leaves it alone")
+            throw TonearmError(.notSaved, "\(playlist.file.path) is in a music folder, not a saved playlist; Tonearm leaves it alone")
         }
         do {
             try lock.withLock { _ in try FileManager.default.removeItem(at: playlist.file) }
         } catch {
-            throw TonearmError("WriteFailed", "cannot remove \(playlist.file.path): \(error.localizedDescription)")
+            throw TonearmError(.writeFailed, "cannot remove \(playlist.file.path): \(error.localizedDescription)")
         }
     }
 

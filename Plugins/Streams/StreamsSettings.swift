@@ -29,7 +29,7 @@ public struct StreamsSettings: Sendable, Equatable {
     /// Reads the section; every key has a default, a bad value is an error naming the key.
     public init(section: [String: ConfigValue]) throws(TonearmError) {
         for key in section.keys where !Self.keys.contains(key) {
-            throw TonearmError("InvalidConfig", "[plugins.streams] has no key \(key) (known: \(Self.keys.sorted().joined(separator: ", ")))")
+            throw TonearmError(.invalidConfig, "[plugins.streams] has no key \(key) (known: \(Self.keys.sorted().joined(separator: ", ")))")
         }
         connectTimeout = try Self.seconds(section, "connect-timeout", connectTimeout, 0.1...600)
         readTimeout = try Self.seconds(section, "read-timeout", readTimeout, 1...600)
@@ -38,7 +38,7 @@ public struct StreamsSettings: Sendable, Equatable {
         reconnectMaxDelay = try Self.seconds(section, "reconnect-max-delay", reconnectMaxDelay, 0...3600)
         if let value = section["user-agent"] {
             guard case .string(let text) = value, !text.isEmpty, !text.contains(where: \.isNewline) else {
-                throw TonearmError("InvalidConfig", "[plugins.streams] user-agent must be a non-empty one-line string, not \(value)")
+                throw TonearmError(.invalidConfig, "[plugins.streams] user-agent must be a non-empty one-line string, not \(value)")
             }
             userAgent = text
         }
@@ -46,7 +46,7 @@ public struct StreamsSettings: Sendable, Equatable {
         playlistMaxEntries = try Self.integer(section, "playlist-max-entries", playlistMaxEntries, 1...100_000)
         if let value = section["ca-file"] {
             guard case .string(let path) = value, path.hasPrefix("/") else {
-                throw TonearmError("InvalidConfig", "[plugins.streams] ca-file must be an absolute path, not \(value)")
+                throw TonearmError(.invalidConfig, "[plugins.streams] ca-file must be an absolute path, not \(value)")
             }
             caFile = path
         }
@@ -62,7 +62,7 @@ public struct StreamsSettings: Sendable, Equatable {
         guard let caFile else { return self }
         guard let extra = FileManager.default.contents(atPath: caFile),
               String(decoding: extra, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw TonearmError("InvalidConfig", "[plugins.streams] ca-file \(caFile) cannot be read or holds no PEM certificate")
+            throw TonearmError(.invalidConfig, "[plugins.streams] ca-file \(caFile) cannot be read or holds no PEM certificate")
         }
         let system = FileManager.default.contents(atPath: systemBundle) ?? Data()
         let bundle = folder.appendingPathComponent("streams-trust.pem")
@@ -70,7 +70,7 @@ public struct StreamsSettings: Sendable, Equatable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try (system + Data("\n".utf8) + extra).write(to: bundle, options: .atomic)
         } catch {
-            throw TonearmError("InvalidConfig", "[plugins.streams] cannot write \(bundle.path): \(error.localizedDescription)")
+            throw TonearmError(.invalidConfig, "[plugins.streams] cannot write \(bundle.path): \(error.localizedDescription)")
         }
         var settings = self
         settings.trustBundle = bundle.path
@@ -113,10 +113,10 @@ public struct StreamsSettings: Sendable, Equatable {
         switch value {
         case .int(let i): number = Double(i)
         case .double(let d): number = d
-        default: throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be a number of seconds, not \(value)")
+        default: throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be a number of seconds, not \(value)")
         }
         guard number.isFinite, range.contains(number) else {
-            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound) seconds, not \(number)")
+            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound) seconds, not \(number)")
         }
         return number
     }
@@ -125,10 +125,10 @@ public struct StreamsSettings: Sendable, Equatable {
                                 _ range: ClosedRange<Int>) throws(TonearmError) -> Int {
         guard let value = section[key] else { return fallback }
         guard case .int(let number) = value else {
-            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be a whole number, not \(value)")
+            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be a whole number, not \(value)")
         }
         guard range.contains(number) else {
-            throw TonearmError("InvalidConfig", "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound), not \(number)")
+            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound), not \(number)")
         }
         return number
     }

@@ -134,7 +134,7 @@ public struct StreamsSource: SourcePlugin {
     private func networkExpansion(_ answer: HTTPAnswer, format: PlaylistFormat, uri: URL) throws -> PlaylistExpansion? {
         if let error = HTTPFetch.statusError(answer, url: answer.url) { throw error }
         guard !answer.truncated else {
-            throw TonearmError("PlaylistTooLarge", "the playlist \(uri.absoluteString) is larger than \(settings.playlistMaxBytes) bytes ([plugins.streams] playlist-max-bytes)")
+            throw TonearmError(.playlistTooLarge, "the playlist \(uri.absoluteString) is larger than \(settings.playlistMaxBytes) bytes ([plugins.streams] playlist-max-bytes)")
         }
         let text = PlaylistParser.text(answer.body)
         // HTTP Live Streaming: one stream in segments, which GStreamer plays itself.
@@ -148,13 +148,13 @@ public struct StreamsSource: SourcePlugin {
         do {
             entries = try PlaylistParser.parse(text, format: format, maximumEntries: settings.playlistMaxEntries)
         } catch {
-            throw TonearmError("InvalidPlaylist", "cannot read the playlist \(base.absoluteString): \(error.message)")
+            throw TonearmError(.invalidPlaylist, "cannot read the playlist \(base.absoluteString): \(error.message)")
         }
         var out = PlaylistExpansion(uris: [])
         for entry in entries {
             switch PlaylistLocations.resolve(entry.location, against: base) {
             case .success(let uri): out.uris.append(uri)
-            case .failure(let error): out.skipped.append((entry.location, TonearmError("RefusedEntry", error.message)))
+            case .failure(let error): out.skipped.append((entry.location, TonearmError(.refusedEntry, error.message)))
             }
         }
         return out

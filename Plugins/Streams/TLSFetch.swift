@@ -71,32 +71,32 @@ enum TLSFetch {
         if let client = error as? HTTPClientError {
             switch client {
             case .redirectLimitReached, .redirectCycleDetected:
-                return TonearmError("TooManyRedirects", "\(place): the server redirects in a loop")
+                return TonearmError(.tooManyRedirects, "\(place): the server redirects in a loop")
             case .connectTimeout, .readTimeout, .deadlineExceeded, .tlsHandshakeTimeout:
-                return TonearmError("TimedOut", "\(place): the server did not answer in time")
+                return TonearmError(.timedOut, "\(place): the server did not answer in time")
             case .remoteConnectionClosed:
-                return TonearmError("NetworkError", "\(place): the server closed the connection")
+                return TonearmError(.networkError, "\(place): the server closed the connection")
             case .cancelled:
-                return TonearmError("Cancelled", "\(place): cancelled")
+                return TonearmError(.cancelled, "\(place): cancelled")
             default:
-                return TonearmError("NetworkError", "\(place): \(client)")
+                return TonearmError(.networkError, "\(place): \(client)")
             }
         }
         if error is NIOSSLError || error is BoringSSLError {
-            return TonearmError("TLSError", "\(place): the secure connection failed (\(error)); is the server's certificate trusted?")
+            return TonearmError(.tlsError, "\(place): the secure connection failed (\(error)); is the server's certificate trusted?")
         }
         if let connection = error as? NIOConnectionError {
             if connection.dnsAError != nil && connection.dnsAAAAError != nil && connection.connectionErrors.isEmpty {
-                return TonearmError("HostNotFound", "\(place): no such host \(url.host ?? "")")
+                return TonearmError(.hostNotFound, "\(place): no such host \(url.host ?? "")")
             }
             if connection.connectionErrors.contains(where: { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }) {
-                return TonearmError("ConnectionRefused", "\(place): the server refused the connection")
+                return TonearmError(.connectionRefused, "\(place): the server refused the connection")
             }
-            return TonearmError("NetworkError", "\(place): cannot connect to \(url.host ?? "")")
+            return TonearmError(.networkError, "\(place): cannot connect to \(url.host ?? "")")
         }
         if let io = error as? IOError, io.errnoCode == ECONNREFUSED {
-            return TonearmError("ConnectionRefused", "\(place): the server refused the connection")
+            return TonearmError(.connectionRefused, "\(place): the server refused the connection")
         }
-        return TonearmError("NetworkError", "\(place): \(error)")
+        return TonearmError(.networkError, "\(place): \(error)")
     }
 }

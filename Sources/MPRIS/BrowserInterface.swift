@@ -10,7 +10,7 @@ struct BrowserInterface: DBusInterfaceHandler {
     let player: Player
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        try await bridged(otherwise: "org.tonearm.Error.BrowseFailed") {
+        try await bridged(otherwise: .browseFailed) {
             switch method {
             case "Roots":
                 let roots = sources.flatMap(\.browseRoots)
@@ -29,7 +29,7 @@ struct BrowserInterface: DBusInterfaceHandler {
                 let entry = try await source.entry(root: root, path: path)
                 guard let uri = entry.uri else {
                     let why = entry.extra["error"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "it cannot be played"
-                    throw TonearmError("UnsupportedType", "cannot play \(path): \(why)")
+                    throw TonearmError(.unsupportedType, "cannot play \(path): \(why)")
                 }
                 try await player.replaceQueue([uri], play: true)
                 try await source.choose(root: root, path: path)

@@ -361,6 +361,71 @@ public enum InterfaceXML {
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
   </interface>
+  <!-- Every error Tonearm answers with, over the bus and (as problem+json) the web face:
+       org.tonearm.Error.AccessDenied: a stream's server refused access (HTTP 401 or 403).
+       org.tonearm.Error.BrowseFailed: browsing a plugin's folders failed for a reason of its own.
+       org.tonearm.Error.Busy: another output is being opened; try again when it is done.
+       org.tonearm.Error.Cancelled: an export was stopped before it finished.
+       org.tonearm.Error.CannotDecode: the file or stream holds nothing GStreamer can decode.
+       org.tonearm.Error.ConnectionRefused: a stream's server refused the connection.
+       org.tonearm.Error.CorruptState: the saved state file cannot be read (it is kept aside).
+       org.tonearm.Error.EmptyPlaylist: a playlist holds no entry to play.
+       org.tonearm.Error.ExportFailed: an export could not be written.
+       org.tonearm.Error.Failed: something failed that has no more precise name (the message says what).
+       org.tonearm.Error.Forbidden: the web face refused a request: a foreign Host or Origin.
+       org.tonearm.Error.HostNotFound: a stream's host name does not resolve.
+       org.tonearm.Error.HTTPError: a stream's server answered with another HTTP error.
+       org.tonearm.Error.InvalidArgs: an argument is of the right type but not allowed (an unknown mode, a relative path).
+       org.tonearm.Error.InvalidArgument: a web request's body or parameter is malformed or of the wrong type.
+       org.tonearm.Error.InvalidConfig: config.toml has a bad value (the message names the key and what it takes).
+       org.tonearm.Error.InvalidMIDIFile: not a Standard MIDI File, or a damaged one.
+       org.tonearm.Error.InvalidPlaylist: a playlist file cannot be parsed.
+       org.tonearm.Error.InvalidSoundFont: the SoundFont is not a SoundFont 2 file.
+       org.tonearm.Error.InvalidUri: a URI cannot be parsed.
+       org.tonearm.Error.InvalidValue: a value is out of range or unknown (the message says what is allowed).
+       org.tonearm.Error.IOError: reading or writing a file failed.
+       org.tonearm.Error.LibraryFailed: the library index failed for a reason of its own.
+       org.tonearm.Error.LocalSendFailed: the LocalSend receiver cannot run (its port taken).
+       org.tonearm.Error.NetworkError: a stream could not be fetched (the message says why).
+       org.tonearm.Error.NoArt: the track has no cover art.
+       org.tonearm.Error.NoLyrics: no lyrics are known for the track.
+       org.tonearm.Error.NoSuchExport: no export runs with that id.
+       org.tonearm.Error.NoSuchFile: no file at that path.
+       org.tonearm.Error.NoSuchFolder: no folder there (or a hidden one).
+       org.tonearm.Error.NoSuchOffer: no LocalSend offer waits with that id.
+       org.tonearm.Error.NoSuchOutput: no output of that name is configured.
+       org.tonearm.Error.NoSuchPlaylist: no playlist of that name or id.
+       org.tonearm.Error.NoSuchRoot: no browse root with that id.
+       org.tonearm.Error.NoSuchTrack: no queue entry with that id.
+       org.tonearm.Error.NotAFile: the path is not a regular file.
+       org.tonearm.Error.NotFound: what was asked for is not there (a stream answered 404, a web route or resource).
+       org.tonearm.Error.NothingPlaying: the request needs a current track and there is none.
+       org.tonearm.Error.NothingToPlay: nothing in what was given can be played.
+       org.tonearm.Error.NothingToSave: the queue is empty, so there is nothing to save.
+       org.tonearm.Error.NotReadable: the file cannot be read (permissions).
+       org.tonearm.Error.NotSaved: the playlist was found in a music folder, not saved by Tonearm, and is never changed.
+       org.tonearm.Error.NotSupported: this player does not offer that (no library, no waveforms).
+       org.tonearm.Error.NotWritable: the folder cannot be written to.
+       org.tonearm.Error.OutputUnavailable: the output cannot be opened now (no reader on the FIFO, the port refused); playback stays where it was.
+       org.tonearm.Error.OutsideRoot: a path leads outside the browse root (.., a link).
+       org.tonearm.Error.PlaybackFailed: GStreamer failed to play the track for another reason.
+       org.tonearm.Error.PlaylistTooLarge: a playlist has more entries than the configured limit.
+       org.tonearm.Error.RefusedEntry: a playlist entry points at something not allowed (a local file from a remote playlist).
+       org.tonearm.Error.RenditionFailed: a MIDI file could not be rendered to audio.
+       org.tonearm.Error.SharesFailed: the shares plugin failed for a reason of its own.
+       org.tonearm.Error.SoundFontMissing: no SoundFont is installed or configured, so MIDI files cannot play.
+       org.tonearm.Error.Stalled: a stream stopped sending data.
+       org.tonearm.Error.StreamLost: a live stream was lost and could not be reconnected.
+       org.tonearm.Error.TimedOut: an operation took too long and was given up.
+       org.tonearm.Error.TLSError: an https stream's TLS handshake failed.
+       org.tonearm.Error.TooLarge: a web request's body is larger than 64 KiB.
+       org.tonearm.Error.TooManyRedirects: a stream redirected too many times.
+       org.tonearm.Error.Truncated: the file is cut short (a half-written or damaged file).
+       org.tonearm.Error.Unauthorized: the web face needs the password (log in, or send a bearer token).
+       org.tonearm.Error.UnsupportedScheme: a URI scheme Tonearm does not play (only file, http and https).
+       org.tonearm.Error.UnsupportedType: the file's content is not audio Tonearm plays, whatever its name says.
+       org.tonearm.Error.WaveformFailed: the waveform could not be computed.
+       org.tonearm.Error.WriteFailed: a file could not be written. -->
 </node>
 """#,
         "org.tonearm.Playlists1": #"""

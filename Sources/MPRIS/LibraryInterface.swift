@@ -15,7 +15,7 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
     var folders: [URL] { library.folders }
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        try await bridged(otherwise: "org.tonearm.Error.LibraryFailed") {
+        try await bridged(otherwise: .libraryFailed) {
             switch method {
             case "Artists":
                 let artists = try await library.artists()

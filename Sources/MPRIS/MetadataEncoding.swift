@@ -34,7 +34,7 @@ extension TonearmError {
 
 /// Runs a player call, turning Tonearm errors into named D-Bus errors.
 /// Any other error becomes `fallback` (by default the DBus module's own Failed).
-func bridged<T: Sendable>(otherwise fallback: String? = nil, _ body: () async throws -> T) async throws -> T {
+func bridged<T: Sendable>(otherwise fallback: TonearmError.Reason? = nil, _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as TonearmError {
@@ -43,7 +43,7 @@ func bridged<T: Sendable>(otherwise fallback: String? = nil, _ body: () async th
         throw error
     } catch {
         guard let fallback else { throw error }
-        throw DBusError(name: fallback, message: "\(error)")
+        throw TonearmError(fallback, "\(error)").dbus
     }
 }
 

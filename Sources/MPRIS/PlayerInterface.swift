@@ -17,7 +17,7 @@ struct PlayerInterface: DBusInterfaceHandler {
             case "PlayPause":
                 // The spec: with CanPause false, PlayPause has no effect and raises an error.
                 guard player.state.snapshot.canPause else {
-                    throw TonearmError("NothingToPlay", "nothing to play or pause: the queue is empty")
+                    throw TonearmError(.nothingToPlay, "nothing to play or pause: the queue is empty")
                 }
                 await player.playPause()
             case "Stop": await player.stop()

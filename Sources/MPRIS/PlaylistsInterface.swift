@@ -86,7 +86,7 @@ struct PlaylistsInterface: DBusInterfaceHandler {
                 let id = a[0].stringValue ?? ""
                 let all = try face.playlists.playlists(ordering: "User", reversed: false)
                 guard let playlist = all.first(where: { $0.id == id }) else {
-                    throw TonearmError("NoSuchPlaylist", "no playlist with the id \(id)")
+                    throw TonearmError(.noSuchPlaylist, "no playlist with the id \(id)")
                 }
                 _ = try await face.load(playlist, mode: "play")
                 return []
@@ -135,7 +135,7 @@ struct TonearmPlaylistsInterface: DBusInterfaceHandler {
                 return [.array(element: "(ssx)", entries.map { .structure([.string($0.uri), .string($0.title), .int64($0.seconds)]) })]
             case "Save":
                 let tracks = await face.player.tracks
-                guard !tracks.isEmpty else { throw TonearmError("NothingToSave", "the queue is empty: nothing to save") }
+                guard !tracks.isEmpty else { throw TonearmError(.nothingToSave, "the queue is empty: nothing to save") }
                 let name = a[0].stringValue ?? ""
                 let existed = (try? face.playlists.playlist(name))?.isSaved == true
                 let saved = try face.playlists.save(name, tracks: tracks)

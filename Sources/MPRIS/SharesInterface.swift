@@ -15,7 +15,7 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
     let player: Player
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
-        try await bridged(otherwise: "org.tonearm.Error.SharesFailed") {
+        try await bridged(otherwise: .sharesFailed) {
             switch method {
             case "Open":
                 let uris = a[0].arrayValue?.compactMap(\.stringValue) ?? []
@@ -38,12 +38,12 @@ struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
             case "AnswerOffer":
                 let id = a[0].stringValue ?? ""
                 guard await shares.answerOffer(id, accept: a[1].boolValue ?? false) else {
-                    throw TonearmError("NoSuchOffer", "no offer waits with id \"\(id)\" (answered, cancelled or timed out)")
+                    throw TonearmError(.noSuchOffer, "no offer waits with id \"\(id)\" (answered, cancelled or timed out)")
                 }
                 return []
             case "CancelExport":
                 let id = a[0].stringValue ?? ""
-                guard shares.cancelExport(id) else { throw TonearmError("NoSuchExport", "no export running with id \"\(id)\"") }
+                guard shares.cancelExport(id) else { throw TonearmError(.noSuchExport, "no export running with id \"\(id)\"") }
                 return []
             default:
                 throw DBusError.unknownMethod(method)

@@ -5,7 +5,7 @@ import Waveform
 /// Player1.Waveform: `(s Target, u Width) -> (u SampleRate, u SamplesPerPixel, t Samples, a(nn) Peaks)`.
 enum WaveformReply {
     static func call(_ service: WaveformService?, target: String, width: DBusValue, player: Player) async throws -> [DBusValue] {
-        guard let service else { throw TonearmError("NotSupported", "this player computes no waveforms") }
+        guard let service else { throw TonearmError(.notSupported, "this player computes no waveforms") }
         guard case .uint32(let pixels) = width.unwrapped else { throw TonearmError.invalidValue("Width must be a u") }
         let peaks = try await service.peaks(target: target, width: Int(pixels), player: player)
         return encode(peaks)

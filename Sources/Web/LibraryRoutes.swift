@@ -107,7 +107,7 @@ extension WebFace {
                     try await Self.body(request).only([])
                     let id = context.parameters.get("id") ?? ""
                     guard let shares = self.shares, await shares.answerOffer(id, accept: accept) else {
-                        throw WebProblem(TonearmError("NoSuchOffer", "no offer \(id) waits"))
+                        throw WebProblem(TonearmError(.noSuchOffer, "no offer \(id) waits"))
                     }
                     return WebResponses.empty()
                 }
@@ -116,12 +116,12 @@ extension WebFace {
     }
 
     func needLibrary() throws -> any LibraryAPI {
-        guard let library else { throw WebProblem(TonearmError("NotSupported", "this player has no library")) }
+        guard let library else { throw WebProblem(TonearmError(.notSupported, "this player has no library")) }
         return library
     }
 
     func needPlaylists() throws -> any PlaylistsAPI {
-        guard let playlists else { throw WebProblem(TonearmError("NotSupported", "this player keeps no playlists")) }
+        guard let playlists else { throw WebProblem(TonearmError(.notSupported, "this player keeps no playlists")) }
         return playlists
     }
 

@@ -14,7 +14,7 @@ extension WebFace {
             await Self.answer {
                 let s = self.player.state.snapshot
                 guard let current = s.current, let lyrics = s.lyrics else {
-                    throw WebProblem(TonearmError("NoLyrics", "no lyrics are known for the current track"))
+                    throw WebProblem(TonearmError(.noLyrics, "no lyrics are known for the current track"))
                 }
                 return WebResponses.json([
                     "id": Shapes.id(current.id), "synced": .bool(lyrics.lines.allSatisfy { $0.start != nil } && !lyrics.lines.isEmpty),
@@ -28,7 +28,7 @@ extension WebFace {
                 let id = try Self.entry(context, in: snapshot)
                 guard let art = snapshot.tracks.first(where: { $0.id == id })?.metadata.artUrl,
                       let url = URL(string: art), url.isFileURL else {
-                    throw WebProblem(TonearmError("NoArt", "this track has no cover art"))
+                    throw WebProblem(TonearmError(.noArt, "this track has no cover art"))
                 }
                 return try Self.image(at: url.path, request: request)
             }
@@ -42,7 +42,7 @@ extension WebFace {
         }
         router.get("/api/v1/waveform/:id") { request, context in
             await Self.answer {
-                guard let waveforms = self.waveforms else { throw WebProblem(TonearmError("NotSupported", "this player computes no waveforms")) }
+                guard let waveforms = self.waveforms else { throw WebProblem(TonearmError(.notSupported, "this player computes no waveforms")) }
                 let id = try Self.entry(context, in: self.player.state.snapshot)
                 let width = try Self.integer(request.uri.queryParameters["width"].map(String.init), name: "width", in: 1...100_000, default: 800)
                 let peaks = try await waveforms.peaks(target: id.path, width: width, player: self.player)
@@ -71,7 +71,7 @@ extension WebFace {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 16 << 20,
               let data = FileManager.default.contents(atPath: path) else {
-            throw WebProblem(TonearmError("NoArt", "the cover art is gone"))
+            throw WebProblem(TonearmError(.noArt, "the cover art is gone"))
         }
         let tag = "\"\(info.st_size)-\(info.st_mtim.tv_sec)-\(info.st_mtim.tv_nsec)\""
         let headers: HTTPFields = [.eTag: tag, .cacheControl: "private, max-age=3600"]

@@ -26,7 +26,7 @@ extension WebFace {
                 case (let position?, nil):
                     guard position >= 0 else { throw WebProblem.badRequest("'position' must be 0 or more seconds") }
                     guard let current = self.player.state.snapshot.current else {
-                        throw WebProblem(TonearmError("NothingPlaying", "there is no current track to seek in"))
+                        throw WebProblem(TonearmError(.nothingPlaying, "there is no current track to seek in"))
                     }
                     await self.player.setPosition(current.id, Self.micro(position))
                 case (nil, let offset?):

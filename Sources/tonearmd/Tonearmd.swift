@@ -106,7 +106,7 @@ struct Tonearmd: AsyncParsableCommand {
                 settings.sources["tick-interval"] = .commandLine
             }
             if let webPort {
-                guard (0...65535).contains(webPort) else { throw TonearmError("InvalidConfig", "--web-port must be 0 to 65535") }
+                guard (0...65535).contains(webPort) else { throw TonearmError(.invalidConfig, "--web-port must be 0 to 65535") }
                 settings.web.port = webPort
                 settings.sources["web"] = .commandLine
             }

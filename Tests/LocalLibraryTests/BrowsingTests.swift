@@ -32,7 +32,7 @@ import TonearmCore
             _ = try await library.list(root: "library-Jazz", path: "../a")
             Issue.record("'..' must be refused")
         } catch let error as TonearmError {
-            #expect(error.reason == "OutsideRoot")
+            #expect(error.reason.rawValue == "OutsideRoot")
         }
     }
 }

@@ -51,7 +51,7 @@ actor Media {
         arguments += ["!"] + format.pipeline + ["!", "filesink", "location=\(url.path)"]
         let result = try await gstLaunch(arguments)
         guard result.status == 0, FileManager.default.fileExists(atPath: url.path) else {
-            throw TonearmError("TestMedia", "gst-launch failed: \(result.err)")
+            throw TonearmError(.failed, "gst-launch failed: \(result.err)")
         }
         return url
     }

@@ -110,7 +110,7 @@ struct MIDIFolder {
         for path in ["..", "inside/../..", "/etc", "escape", "../outside"] {
             await #expect(throws: TonearmError.self, "\(path)") { _ = try await source.list(root: "midi", path: path) }
             do { _ = try await source.list(root: "midi", path: path) } catch let error as TonearmError {
-                #expect(error.reason == "OutsideRoot", "\(path): \(error.message)")
+                #expect(error.reason.rawValue == "OutsideRoot", "\(path): \(error.message)")
             }
         }
         for path in ["link.mid", "escape/x.mid", "../outside/x.mid", "/tmp/x.mid"] {
@@ -118,7 +118,7 @@ struct MIDIFolder {
                 try await source.choose(root: "midi", path: path)
                 Issue.record("choose(\(path)) was accepted")
             } catch let error as TonearmError {
-                #expect(error.reason == "OutsideRoot", "\(path): \(error.message)")
+                #expect(error.reason.rawValue == "OutsideRoot", "\(path): \(error.message)")
             }
         }
         // Links that escape are not listed at all.
@@ -191,7 +191,7 @@ struct MIDIFolder {
             _ = try await source.resolve(m.root.appendingPathComponent("fake.mid"))
             Issue.record("a WAV named .mid resolved")
         } catch let error as TonearmError {
-            #expect(error.reason == "InvalidMIDIFile")
+            #expect(error.reason.rawValue == "InvalidMIDIFile")
             #expect(error.message.hasSuffix("fake.mid: not a Standard MIDI File: header chunk is 'RIFF'"))
         }
         let url = try m.song("ok.mid")
@@ -202,7 +202,7 @@ struct MIDIFolder {
             _ = try await noFont.resolve(url)
             Issue.record("resolved without a SoundFont")
         } catch let error as TonearmError {
-            #expect(error.reason == "SoundFontMissing")
+            #expect(error.reason.rawValue == "SoundFontMissing")
             #expect(error.message.contains(missing.path))
         }
         let junk = m.temp.url.appendingPathComponent("junk.sf2")

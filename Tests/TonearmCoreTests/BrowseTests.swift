@@ -73,7 +73,7 @@ import Testing
             _ = try body()
             return nil
         } catch let error as TonearmError {
-            return error.reason
+            return error.reason.rawValue
         } catch {
             return "\(error)"
         }

@@ -80,7 +80,7 @@ import Testing
     func mistakes(_ text: String, _ message: String) {
         #expect { try Configuration.parse(text, origin: "c.toml") } throws: { error in
             guard let e = error as? TonearmError else { return false }
-            return e.reason == "InvalidConfig" && e.message.contains("c.toml") && e.message.contains(message)
+            return e.reason == .invalidConfig && e.message.contains("c.toml") && e.message.contains(message)
         }
     }
 }

@@ -48,7 +48,7 @@ public struct Configuration: Sendable, Equatable {
     public static func load(from url: URL) throws -> Configuration {
         guard FileManager.default.fileExists(atPath: url.path) else { return Configuration() }
         guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            throw TonearmError("InvalidConfig", "cannot read \(url.path) as UTF-8 text")
+            throw TonearmError(.invalidConfig, "cannot read \(url.path) as UTF-8 text")
         }
         return try parse(text, origin: url.path)
     }
@@ -59,7 +59,7 @@ public struct Configuration: Sendable, Equatable {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw TonearmError("InvalidConfig", "\(origin): \(error.description) at line \(error.source.begin.line), column \(error.source.begin.column)")
+            throw TonearmError(.invalidConfig, "\(origin): \(error.description) at line \(error.source.begin.line), column \(error.source.begin.column)")
         }
         var config = Configuration()
         let values = convert(table)
@@ -68,74 +68,74 @@ public struct Configuration: Sendable, Equatable {
             switch (key, value) {
             case ("audio-sink", .string(let sink)):
                 guard !sink.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw TonearmError("InvalidConfig", "\(origin): audio-sink must not be empty")
+                    throw TonearmError(.invalidConfig, "\(origin): audio-sink must not be empty")
                 }
                 config.audioSink = sink
             case ("audio-sink", _):
-                throw TonearmError("InvalidConfig", "\(origin): audio-sink must be a string such as \"autoaudiosink\"")
+                throw TonearmError(.invalidConfig, "\(origin): audio-sink must be a string such as \"autoaudiosink\"")
             case ("tick-interval", .double(let seconds)):
                 config.tickInterval = try parseTickInterval(seconds: seconds, origin: origin)
             case ("tick-interval", .int(let seconds)):
                 config.tickInterval = try parseTickInterval(seconds: Double(seconds), origin: origin)
             case ("tick-interval", _):
-                throw TonearmError("InvalidConfig", "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
+                throw TonearmError(.invalidConfig, "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
             case ("playback", .table(let playback)):
                 for (name, section) in playback {
                     guard name == "replaygain", case .table(let table) = section else {
-                        throw TonearmError("InvalidConfig", "\(origin): unknown setting 'playback.\(name)' (known: [playback.replaygain])")
+                        throw TonearmError(.invalidConfig, "\(origin): unknown setting 'playback.\(name)' (known: [playback.replaygain])")
                     }
                     config.replayGain = try ReplayGainSettings(section: table, origin: origin)
                     for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
                 }
             case ("playback", _):
-                throw TonearmError("InvalidConfig", "\(origin): playback must be a table such as [playback.replaygain]")
+                throw TonearmError(.invalidConfig, "\(origin): playback must be a table such as [playback.replaygain]")
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
                     guard case .table(let s) = section else {
-                        throw TonearmError("InvalidConfig", "\(origin): [plugins.\(name)] must be a table")
+                        throw TonearmError(.invalidConfig, "\(origin): [plugins.\(name)] must be a table")
                     }
                     config.pluginSections[name] = s
                 }
             case ("mpd-protocol", .table(let section)):
                 config.mpdProtocol = try MPDProtocolSettings.parse(section, origin: origin)
             case ("mpd-protocol", _):
-                throw TonearmError("InvalidConfig", "\(origin): [mpd-protocol] must be a table")
+                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] must be a table")
             case ("web", .table(let section)):
                 config.web = try WebSettings.parse(section, origin: origin)
             case ("web", _):
-                throw TonearmError("InvalidConfig", "\(origin): [web] must be a table")
+                throw TonearmError(.invalidConfig, "\(origin): [web] must be a table")
             case ("outputs", .table(let sections)):
                 for (name, section) in sections {
                     guard case .table(let table) = section else {
-                        throw TonearmError("InvalidConfig", "\(origin): outputs.\(name) must be a table such as [outputs.\(name)] with kind = \"snapcast-pipe\"")
+                        throw TonearmError(.invalidConfig, "\(origin): outputs.\(name) must be a table such as [outputs.\(name)] with kind = \"snapcast-pipe\"")
                     }
                     config.outputs.named.append(try OutputSettings.parse(name: name, table, origin: origin))
                 }
             case ("outputs", _):
-                throw TonearmError("InvalidConfig", "\(origin): outputs must be tables such as [outputs.kitchen]")
+                throw TonearmError(.invalidConfig, "\(origin): outputs must be tables such as [outputs.kitchen]")
             case ("output", .string(let name)) where !name.isEmpty:
                 config.outputs.start = name
             case ("output", _):
-                throw TonearmError("InvalidConfig", "\(origin): output must be the name of an output, such as \"default\" or one of [outputs.NAME]")
+                throw TonearmError(.invalidConfig, "\(origin): output must be the name of an output, such as \"default\" or one of [outputs.NAME]")
             case ("output-retries", .int(let n)) where (0...100_000).contains(n):
                 config.outputs.recovery.attempts = n
             case ("output-retries", _):
-                throw TonearmError("InvalidConfig", "\(origin): output-retries must be a number of attempts from 0 to 100000")
+                throw TonearmError(.invalidConfig, "\(origin): output-retries must be a number of attempts from 0 to 100000")
             case ("output-retry-interval", .int(let n)) where (1...3600).contains(n):
                 config.outputs.recovery.interval = .seconds(n)
             case ("output-retry-interval", .double(let d)) where d >= 0.1 && d <= 3600:
                 config.outputs.recovery.interval = .milliseconds(Int64((d * 1000).rounded()))
             case ("output-retry-interval", _):
-                throw TonearmError("InvalidConfig", "\(origin): output-retry-interval must be seconds from 0.1 to 3600")
+                throw TonearmError(.invalidConfig, "\(origin): output-retry-interval must be seconds from 0.1 to 3600")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol], [web])")
+                throw TonearmError(.invalidConfig, "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol], [web])")
             }
             config.sources[key] = .file
         }
         if let start = config.outputs.start {
             let names = config.outputs.all(audioSink: config.audioSink).map(\.name)
             guard names.contains(start) else {
-                throw TonearmError("InvalidConfig", "\(origin): output = \"\(start)\" names no output (outputs: \(names.joined(separator: ", ")))")
+                throw TonearmError(.invalidConfig, "\(origin): output = \"\(start)\" names no output (outputs: \(names.joined(separator: ", ")))")
             }
         }
         return config
@@ -148,7 +148,7 @@ public struct Configuration: Sendable, Equatable {
     public static func parseTickInterval(seconds: Double, origin: String) throws -> Duration {
         let interval = Duration.milliseconds(Int64((seconds * 1000).rounded()))
         guard seconds.isFinite, tickIntervalRange.contains(interval) else {
-            throw TonearmError("InvalidConfig", "\(origin): tick-interval must be between 0.01 and 60 seconds, not \(seconds)")
+            throw TonearmError(.invalidConfig, "\(origin): tick-interval must be between 0.01 and 60 seconds, not \(seconds)")
         }
         return interval
     }

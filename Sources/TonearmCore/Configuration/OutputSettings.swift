@@ -43,29 +43,29 @@ public struct OutputSettings: Sendable, Equatable {
     static func parse(name: String, _ table: [String: ConfigValue], origin: String) throws -> AudioOutput {
         let place = "\(origin): [outputs.\(name)]"
         guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0 == "/" }) else {
-            throw TonearmError("InvalidConfig", "\(place): an output's name must be a word without spaces or slashes")
+            throw TonearmError(.invalidConfig, "\(place): an output's name must be a word without spaces or slashes")
         }
         func string(_ key: String) throws -> String? {
             switch table[key] {
             case nil: return nil
             case .string(let s) where !s.trimmingCharacters(in: .whitespaces).isEmpty: return s
-            default: throw TonearmError("InvalidConfig", "\(place) \(key) must be a non-empty string")
+            default: throw TonearmError(.invalidConfig, "\(place) \(key) must be a non-empty string")
             }
         }
         func format() throws -> AudioOutput.SampleFormat {
             guard let text = try string("sample-format") else { return AudioOutput.SampleFormat() }
             guard let format = AudioOutput.SampleFormat(text) else {
-                throw TonearmError("InvalidConfig", "\(place) sample-format must be RATE:16:CHANNELS as in snapserver's source (e.g. \"48000:16:2\"), not \"\(text)\"; Tonearm writes 16-bit samples")
+                throw TonearmError(.invalidConfig, "\(place) sample-format must be RATE:16:CHANNELS as in snapserver's source (e.g. \"48000:16:2\"), not \"\(text)\"; Tonearm writes 16-bit samples")
             }
             return format
         }
         func only(_ keys: [String]) throws {
             for key in table.keys where !(["kind"] + keys).contains(key) {
-                throw TonearmError("InvalidConfig", "\(place): unknown key '\(key)' for kind \(table["kind"]?.description ?? "?") (known: \((["kind"] + keys).joined(separator: ", ")))")
+                throw TonearmError(.invalidConfig, "\(place): unknown key '\(key)' for kind \(table["kind"]?.description ?? "?") (known: \((["kind"] + keys).joined(separator: ", ")))")
             }
         }
         guard let kind = try string("kind") else {
-            throw TonearmError("InvalidConfig", "\(place) needs kind = one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", "))")
+            throw TonearmError(.invalidConfig, "\(place) needs kind = one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", "))")
         }
         switch kind {
         case "local":
@@ -74,7 +74,7 @@ public struct OutputSettings: Sendable, Equatable {
         case "snapcast-pipe":
             try only(["path", "sample-format"])
             guard let path = try string("path"), path.hasPrefix("/") else {
-                throw TonearmError("InvalidConfig", "\(place) path must be the absolute path of snapserver's FIFO (its source = pipe:///tmp/snapfifo?name=…)")
+                throw TonearmError(.invalidConfig, "\(place) path must be the absolute path of snapserver's FIFO (its source = pipe:///tmp/snapfifo?name=…)")
             }
             return AudioOutput(name: name, kind: .snapcastPipe(path: path, format: try format()))
         case "snapcast-tcp":
@@ -83,17 +83,17 @@ public struct OutputSettings: Sendable, Equatable {
             switch table["port"] {
             case nil: break
             case .int(let p) where (1...65535).contains(p): port = p
-            default: throw TonearmError("InvalidConfig", "\(place) port must be a number from 1 to 65535 (snapserver's tcp source listens on 4953 by default)")
+            default: throw TonearmError(.invalidConfig, "\(place) port must be a number from 1 to 65535 (snapserver's tcp source listens on 4953 by default)")
             }
             return AudioOutput(name: name, kind: .snapcastTCP(host: try string("host") ?? "127.0.0.1", port: port, format: try format()))
         case "pipeline":
             try only(["sink"])
             guard let sink = try string("sink") else {
-                throw TonearmError("InvalidConfig", "\(place) needs sink = a GStreamer sink line such as \"pulsesink\"")
+                throw TonearmError(.invalidConfig, "\(place) needs sink = a GStreamer sink line such as \"pulsesink\"")
             }
             return AudioOutput(name: name, kind: .pipeline(sink))
         default:
-            throw TonearmError("InvalidConfig", "\(place) kind must be one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(kind)\"")
+            throw TonearmError(.invalidConfig, "\(place) kind must be one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(kind)\"")
         }
     }
 

@@ -153,7 +153,7 @@ extension ReplayGainSettings {
             switch (key, value) {
             case ("mode", .string(let text)):
                 guard let mode = ReplayGainMode(rawValue: text) else {
-                    throw TonearmError("InvalidConfig", "\(origin): [playback.replaygain] mode must be off, track, album or auto, not \"\(text)\"")
+                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] mode must be off, track, album or auto, not \"\(text)\"")
                 }
                 self.mode = mode
             case ("preamp", _), ("preamp-untagged", _):
@@ -162,20 +162,20 @@ extension ReplayGainSettings {
                 case .double(let d): number = d
                 case .int(let i): number = Double(i)
                 default:
-                    throw TonearmError("InvalidConfig", "\(origin): [playback.replaygain] \(key) must be a number of dB, e.g. 0 or -3.5")
+                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] \(key) must be a number of dB, e.g. 0 or -3.5")
                 }
                 guard number.isFinite, Self.preampRange.contains(number) else {
-                    throw TonearmError("InvalidConfig", "\(origin): [playback.replaygain] \(key) must be between -30 and 30 dB, not \(number)")
+                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] \(key) must be between -30 and 30 dB, not \(number)")
                 }
                 if key == "preamp" { preamp = number } else { preampUntagged = number }
             case ("clipping-prevention", .bool(let on)):
                 clippingPrevention = on
             case ("mode", _):
-                throw TonearmError("InvalidConfig", "\(origin): [playback.replaygain] mode must be a string: \"off\", \"track\", \"album\" or \"auto\"")
+                throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] mode must be a string: \"off\", \"track\", \"album\" or \"auto\"")
             case ("clipping-prevention", _):
-                throw TonearmError("InvalidConfig", "\(origin): [playback.replaygain] clipping-prevention must be true or false")
+                throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] clipping-prevention must be true or false")
             default:
-                throw TonearmError("InvalidConfig", "\(origin): unknown setting '\(key)' in [playback.replaygain] (known: mode, preamp, preamp-untagged, clipping-prevention)")
+                throw TonearmError(.invalidConfig, "\(origin): unknown setting '\(key)' in [playback.replaygain] (known: mode, preamp, preamp-untagged, clipping-prevention)")
             }
         }
     }

@@ -64,7 +64,7 @@ public struct WebSettings: Sendable, Equatable {
     /// Reads the section; errors name the key and what it takes.
     public static func parse(_ table: [String: ConfigValue], origin: String) throws -> WebSettings {
         var s = WebSettings()
-        func invalid(_ message: String) -> TonearmError { TonearmError("InvalidConfig", "\(origin): [web] \(message)") }
+        func invalid(_ message: String) -> TonearmError { TonearmError(.invalidConfig, "\(origin): [web] \(message)") }
         for (key, value) in table {
             switch (key, value) {
             case ("enabled", .bool(let b)): s.enabled = b

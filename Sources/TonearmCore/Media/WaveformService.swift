@@ -81,7 +81,7 @@ public actor WaveformService {
         let published = player.state.snapshot
         if target.isEmpty {
             guard let current = published.current else {
-                throw TonearmError("NothingPlaying", "no current track: name a track id, a file URI or a path")
+                throw TonearmError(.nothingPlaying, "no current track: name a track id, a file URI or a path")
             }
             return try localPath(current.uri)
         }
@@ -98,7 +98,7 @@ public actor WaveformService {
     static func localPath(_ uri: String) throws -> String {
         if uri.hasPrefix("/") { return uri }
         guard let url = URL(string: uri), url.isFileURL else {
-            if uri.hasPrefix("file:") { throw TonearmError("InvalidUri", "not a valid file URI: \(uri)") }
+            if uri.hasPrefix("file:") { throw TonearmError(.invalidUri, "not a valid file URI: \(uri)") }
             throw TonearmError.unsupportedScheme(uri)
         }
         return url.path
@@ -110,7 +110,7 @@ public actor WaveformService {
         guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
         guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
-        if let reason = Truncation.reason(path) { throw TonearmError("Truncated", "cannot draw \(path): \(reason)") }
+        if let reason = Truncation.reason(path) { throw TonearmError(.truncated, "cannot draw \(path): \(reason)") }
     }
 
     /// A decoder's error as one a person can act on.
@@ -119,11 +119,11 @@ public actor WaveformService {
         case ("resource", 3): return .noSuchFile(path)
         case ("resource", 6): return .notReadable(path)
         case ("core", 0) where error.message.hasPrefix("decoding took longer"):
-            return TonearmError("TimedOut", "gave up on \(path): \(error.message)")
+            return TonearmError(.timedOut, "gave up on \(path): \(error.message)")
         case ("stream", _), ("core", 12):
-            return TonearmError("CannotDecode", "cannot decode \(path): \(error.message)")
+            return TonearmError(.cannotDecode, "cannot decode \(path): \(error.message)")
         default:
-            return TonearmError("WaveformFailed", "cannot draw \(path): \(error.message)")
+            return TonearmError(.waveformFailed, "cannot draw \(path): \(error.message)")
         }
     }
 }

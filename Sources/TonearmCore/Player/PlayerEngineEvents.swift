@@ -104,11 +104,11 @@ extension Player {
         }
     }
 
-    static func reason(for error: PlaybackError) -> String {
+    static func reason(for error: PlaybackError) -> TonearmError.Reason {
         switch error.domain {
-        case "resource": return "NotFound"
-        case "stream": return "CannotDecode"
-        default: return "PlaybackFailed"
+        case "resource": return .notFound
+        case "stream": return .cannotDecode
+        default: return .playbackFailed
         }
     }
 }

@@ -48,9 +48,9 @@ extension Player {
     /// again (after it was lost: at once, without waiting for the next reconnect).
     public func setOutput(_ name: String) async throws {
         guard let output = outputState.configured.first(where: { $0.name == name }) else {
-            throw TonearmError("NoSuchOutput", "no output named '\(name)' (outputs: \(outputState.configured.map(\.name).joined(separator: ", ")))")
+            throw TonearmError(.noSuchOutput, "no output named '\(name)' (outputs: \(outputState.configured.map(\.name).joined(separator: ", ")))")
         }
-        guard !outputState.opening else { throw TonearmError("Busy", "an output is being opened; try again in a moment") }
+        guard !outputState.opening else { throw TonearmError(.busy, "an output is being opened; try again in a moment") }
         outputState.opening = true
         let opened = await open(output)
         outputState.opening = false
@@ -58,7 +58,7 @@ extension Player {
         switch opened {
         case .failure(let error):
             logger.error("cannot switch to the output \(name): \(error.message)")
-            throw TonearmError("OutputUnavailable", "cannot switch to the output '\(name)': \(error.message)")
+            throw TonearmError(.outputUnavailable, "cannot switch to the output '\(name)': \(error.message)")
         case .success(let prepared):
             logger.notice("output: \(output)")
             outputState.attempts = 0

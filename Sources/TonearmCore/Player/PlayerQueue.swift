@@ -9,7 +9,7 @@ extension Player {
     /// Throws InvalidArgs for a batch larger than `maximumBatch`.
     public static func checkBatch(_ uris: [String]) throws {
         guard uris.count <= maximumBatch else {
-            throw TonearmError("InvalidArgs", "at most \(maximumBatch) URIs at once, not \(uris.count)")
+            throw TonearmError(.invalidArgs, "at most \(maximumBatch) URIs at once, not \(uris.count)")
         }
     }
 
@@ -19,7 +19,7 @@ extension Player {
     public func openURI(_ uri: String) async throws -> TrackID {
         let (ids, refused) = await open([uri])
         if let first = ids.first { return first }
-        throw refused.first?.error ?? TonearmError("UnsupportedType", "cannot play \(uri)")
+        throw refused.first?.error ?? TonearmError(.unsupportedType, "cannot play \(uri)")
     }
 
     /// "Open with": checks each URI by content, puts the playable ones right after the current track as one batch
@@ -34,14 +34,14 @@ extension Player {
                         if let url = URL(string: metadata.url) { try await plugin.verify(url) }
                         resolved.append((metadata, plugin))
                     } catch {
-                        let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(metadata.url): \(error)")
+                        let reason = error as? TonearmError ?? TonearmError(.unsupportedType, "cannot play \(metadata.url): \(error)")
                         logger.error("cannot open \(metadata.url): \(reason.message)")
                         emit(.trackFailed(.noTrack, uri: metadata.url, error: reason))
                         refused.append((metadata.url, reason))
                     }
                 }
             } catch {
-                let reason = error as? TonearmError ?? TonearmError("UnsupportedType", "cannot play \(uri): \(error)")
+                let reason = error as? TonearmError ?? TonearmError(.unsupportedType, "cannot play \(uri): \(error)")
                 logger.error("cannot open \(uri): \(reason.message)")
                 emit(.trackFailed(.noTrack, uri: uri, error: reason))
                 refused.append((uri, reason))
@@ -79,7 +79,7 @@ extension Player {
                 logger.error("skipping \(uri): \(e.message)")
                 emit(.trackFailed(.noTrack, uri: uri, error: e))
             } catch {
-                errors.append(TonearmError("Failed", "\(error)"))
+                errors.append(TonearmError(.failed, "\(error)"))
             }
         }
         if replacing {
@@ -153,7 +153,7 @@ extension Player {
     static func url(_ uri: String) throws -> URL {
         if uri.hasPrefix("/") { return URL(fileURLWithPath: uri) }
         if let parsed = URL(string: uri), parsed.scheme != nil { return parsed }
-        throw TonearmError("InvalidUri", "not a URI or absolute path: \(uri)")
+        throw TonearmError(.invalidUri, "not a URI or absolute path: \(uri)")
     }
 
     /// The most playlists inside playlists followed (a station's .pls naming its .m3u); deeper ones are refused.
@@ -178,13 +178,13 @@ extension Player {
                     }
                     out += try await resolveExpanding(entry, depth: depth + 1)
                 } catch {
-                    let reason = error as? TonearmError ?? TonearmError("Failed", "cannot play \(entry): \(error)")
+                    let reason = error as? TonearmError ?? TonearmError(.failed, "cannot play \(entry): \(error)")
                     logger.error("playlist \(uri): skipping \(entry): \(reason.message)")
                     emit(.trackFailed(.noTrack, uri: entry, error: reason))
                 }
             }
             guard !out.isEmpty else {
-                throw TonearmError("EmptyPlaylist", "the playlist \(uri) names nothing that can be played")
+                throw TonearmError(.emptyPlaylist, "the playlist \(uri) names nothing that can be played")
             }
             return out
         }

@@ -46,7 +46,7 @@ extension Player {
         if reconnect.task != nil { return .reconnecting }
         if ContinuousClock.now - startedAt > Self.reconnectRecovery { reconnect.attempts = 0 }
         guard reconnect.attempts < reconnectPolicy.attempts else {
-            let error = TonearmError("StreamLost", "\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
+            let error = TonearmError(.streamLost, "\(track.uri): \(reason); gave up after \(reconnect.attempts) reconnect attempts")
             logger.error("\(error.message)")
             reconnect = StreamReconnect()
             return .gaveUp(error)
@@ -136,7 +136,7 @@ extension Player {
         switch reconnectIfLive(id, because: reason) {
         case .reconnecting: return
         case .gaveUp(let lost): error = lost
-        case .notLive: error = TonearmError("Stalled", "cannot play \(track.uri): \(reason)")
+        case .notLive: error = TonearmError(.stalled, "cannot play \(track.uri): \(reason)")
         }
         logger.error("\(error.message)")
         emit(.trackFailed(id, uri: track.uri, error: error))

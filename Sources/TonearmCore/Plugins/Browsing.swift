@@ -130,15 +130,15 @@ extension BrowsableSource {
 extension TonearmError {
     public static func noSuchRoot(_ id: String, known: [String]) -> TonearmError {
         let choices = known.isEmpty ? "there are none" : "known roots: " + known.joined(separator: ", ")
-        return .init("NoSuchRoot", "no such browse root '\(id)' (\(choices))")
+        return .init(.noSuchRoot, "no such browse root '\(id)' (\(choices))")
     }
 
     public static func outsideRoot(_ path: String, _ why: String) -> TonearmError {
-        .init("OutsideRoot", "refused '\(path)': \(why)")
+        .init(.outsideRoot, "refused '\(path)': \(why)")
     }
 
     public static func noSuchFolder(_ path: String, _ why: String = "no such folder") -> TonearmError {
-        .init("NoSuchFolder", "\(why): \(path)")
+        .init(.noSuchFolder, "\(why): \(path)")
     }
 }
 

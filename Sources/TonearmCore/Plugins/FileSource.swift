@@ -23,7 +23,7 @@ public struct FileSource: SourcePlugin {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
         guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
         // GStreamer plays a cut-off WAV or AIFF as a shorter file without a word; its header tells.
-        if let reason = Truncation.reason(path) { throw TonearmError("Truncated", "cannot play \(path): \(reason)") }
+        if let reason = Truncation.reason(path) { throw TonearmError(.truncated, "cannot play \(path): \(reason)") }
         let name = uri.deletingPathExtension().lastPathComponent
         let plain = TrackMetadata(url: uri.absoluteString, title: name)
         guard let quickTags else { return plain }
@@ -47,7 +47,7 @@ public struct FileSource: SourcePlugin {
     public func verify(_ uri: URL) async throws {
         let problem = try await FileSource.checkQueue.run { MediaPrecheck.check(uri.absoluteString, typefind: true) }
         if let problem {
-            throw TonearmError("UnsupportedType", "not a playable audio file: \(uri.path) (\(problem.message))")
+            throw TonearmError(.unsupportedType, "not a playable audio file: \(uri.path) (\(problem.message))")
         }
     }
 

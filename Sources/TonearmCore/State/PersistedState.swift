@@ -54,7 +54,7 @@ public struct StateStore: Sendable {
             let aside = url.path + ".corrupt"
             try? FileManager.default.removeItem(atPath: aside)
             try? FileManager.default.moveItem(atPath: url.path, toPath: aside)
-            throw TonearmError("CorruptState", "state file \(url.path) could not be read (\(error)); kept as \(aside), starting fresh")
+            throw TonearmError(.corruptState, "state file \(url.path) could not be read (\(error)); kept as \(aside), starting fresh")
         }
     }
 
@@ -133,6 +133,6 @@ public enum AtomicFile {
     }
 
     static func posixError(_ what: String) -> TonearmError {
-        TonearmError("IOError", "\(what): \(String(cString: strerror(errno)))")
+        TonearmError(.ioError, "\(what): \(String(cString: strerror(errno)))")
     }
 }
