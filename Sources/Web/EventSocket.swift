@@ -8,6 +8,14 @@ extension WebFace {
     /// The most frames a client may fall behind by before it is dropped (it reconnects and starts from a `state`).
     static let backlogLimit = 256
 
+    /// The `state` frame for the event numbered `sequence`, written once and shared by every client that follows.
+    func stateFrame(for sequence: UInt64) -> String {
+        if let cached = stateFrames.withLock({ $0?.sequence == sequence ? $0?.text : nil }) { return cached }
+        let text = JSON.object([("type", "state"), ("sequence", .int(Int64(sequence))), ("state", Shapes.state(player.state))]).text
+        stateFrames.withLock { $0 = (sequence, text) }
+        return text
+    }
+
     /// `/api/v1/events`: a full state on connect, then every change, each with the Player's sequence number.
     func addEventSocket(to router: Router<BasicWebSocketRequestContext>) {
         router.ws("/api/v1/events") { _, _ in
@@ -20,12 +28,12 @@ extension WebFace {
     private func follow(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
         // Subscribed before the state is read, so nothing between the two is missed.
         let subscription = player.events.subscribe(capacity: 1024)
-        let (frames, sink) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingOldest(Self.backlogLimit))
+        let (frames, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.backlogLimit))
         let first = player.state
         let writer = Task {
             for await frame in frames {
                 try Task.checkCancellation()
-                try await outbound.write(.text(frame.text))
+                try await outbound.write(.text(frame))
             }
         }
         // A client that stops reading leaves writes waiting forever: on overflow the writer is cancelled, not awaited.
@@ -82,8 +90,7 @@ extension WebFace {
             }
             switch item.event {
             case .changed, .buffering, .replayGainModeChanged, .outputChanged:
-                let now = player.state
-                outbox.send(["type": "state", "sequence": sequence, "state": Shapes.state(now)])
+                outbox.send(text: stateFrame(for: item.sequence))
             case .seeked(let position):
                 outbox.send(["type": "seeked", "sequence": sequence, "position": .seconds(micro: position)])
             case .tick(let id, let position, let length):
@@ -145,18 +152,21 @@ extension WebFace {
 /// One client's frames waiting to be written, at most `WebFace.backlogLimit` of them: past that the client is
 /// dropped, so a stuck browser costs a bounded amount of memory and never slows the Player or the other faces.
 final class Outbox: Sendable {
-    private let sink: AsyncStream<JSON>.Continuation
+    private let sink: AsyncStream<String>.Continuation
     private let overflow: @Sendable () -> Void
     private let state = Mutex(false)
 
-    init(sink: AsyncStream<JSON>.Continuation, overflow: @escaping @Sendable () -> Void) {
+    init(sink: AsyncStream<String>.Continuation, overflow: @escaping @Sendable () -> Void) {
         self.sink = sink
         self.overflow = overflow
     }
 
     var overflowed: Bool { state.withLock { $0 } }
 
-    func send(_ frame: JSON) {
+    func send(_ frame: JSON) { send(text: frame.text) }
+
+    /// A frame already written out (one state frame is shared by every client).
+    func send(text frame: String) {
         if case .dropped = sink.yield(frame) {
             let first = state.withLock { was in defer { was = true }; return !was }
             sink.finish()

@@ -12,7 +12,17 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let problem = await access.check(request) { return WebResponses.problem(problem) }
-        return try await next(request, context)
+        do {
+            switch request.method {
+            case .options:
+                return Response(status: .noContent, headers: [.allow: "GET, HEAD, POST, PUT, DELETE, OPTIONS"])
+            default:
+                return try await next(request, context)
+            }
+        } catch let error as HTTPError where error.status == .notFound {
+            // A path no route serves answers like every other error.
+            return WebResponses.problem(.notFound("nothing is served at \(request.uri.path)"))
+        }
     }
 }
 
@@ -122,5 +132,18 @@ final class WebAccess: Sendable {
         var difference: UInt8 = 0
         for i in x.indices { difference |= x[i] ^ y[i] }
         return difference == 0
+    }
+}
+
+/// Answers HEAD as GET without the body (curl -I, link checkers), before the router picks a route by method.
+struct HeadAsGet<Base: HTTPResponder>: HTTPResponder {
+    let base: Base
+
+    func respond(to request: Request, context: Base.Context) async throws -> Response {
+        guard request.method == .head else { return try await base.respond(to: request, context: context) }
+        var head = request.head
+        head.method = .get
+        let response = try await base.respond(to: Request(head: head, body: request.body), context: context)
+        return Response(status: response.status, headers: response.headers)
     }
 }

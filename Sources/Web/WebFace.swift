@@ -24,6 +24,8 @@ public final class WebFace: Sendable {
     let logger: Logger
     let access: WebAccess
     private let bound = Mutex<Int?>(nil)
+    /// The last `state` frame written, for the next client following the same event.
+    let stateFrames = Mutex<(sequence: UInt64, text: String)?>(nil)
     /// The largest request body taken.
     static let maximumBody = 64 << 10
     /// How long a connection may stay silent, or take to send a request's header.
@@ -121,7 +123,7 @@ public final class WebFace: Sendable {
             return HeaderDeadlineChannel(base: http, timeout: Self.idleTimeout)
         }
         let settings = settings, logger = logger
-        return Application(router: router, server: server,
+        return Application(responder: HeadAsGet(base: router.buildResponder()), server: server,
                            configuration: ApplicationConfiguration(address: .hostname(settings.address, port: settings.port), serverName: "Tonearm"),
                            onServerRunning: { channel in
                                let port = channel.localAddress?.port ?? settings.port

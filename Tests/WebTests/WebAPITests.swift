@@ -219,6 +219,12 @@ import Testing
         }
         let tag = try #require(page.headers["etag"].first)
         #expect(try await web.get("/", headers: [("If-None-Match", tag)]).status == 304)
+        #expect(try await web.send(.HEAD, "/").status == 200)
+        #expect(try await web.send(.HEAD, "/api/v1/state").status == 200)
+        let nowhere = try await web.get("/api/v1/nowhere")
+        #expect(nowhere.status == 404 && nowhere.contentType == "application/problem+json")
+        #expect(nowhere.object["error"] as? String == "org.tonearm.Error.NotFound")
+        #expect(try await web.send(.OPTIONS, "/api/v1/state").status == 204)
         let contract = try await web.get("/api/v1/openapi.json")
         #expect(contract.object["openapi"] as? String == "3.1.0")
     }
