@@ -368,24 +368,13 @@ public final class LocalLibrary: SourcePlugin {
     /// with no gain tags in the background. `[plugins.library] scan-on-start = false` leaves the first scan to `Scan`
     /// (large libraries on slow disks); `measure-loudness = false` turns the measurement off.
     public func start(_ context: PluginContext) async throws {
-        var measure = true
-        if let value = context.config["measure-loudness"] {
-            guard case .bool(let b) = value else {
-                throw TonearmError(.invalidConfig, "[plugins.library] measure-loudness must be true or false")
-            }
-            measure = b
-        }
-        if measure {
+        // The daemon has read the section already (a bad value stops its start); this reads it the same way.
+        let settings = try LibrarySettings(section: context.config)
+        if settings.measureLoudness {
             // Held while a track starts: the worker is stopped until the player hears it.
             measurer.withLock { $0 = Measurer(media: context.media, control: MeasurementControl { context.isPlayerStartingTrack }) }
         }
-        var scanNow = true
-        if let value = context.config["scan-on-start"] {
-            guard case .bool(let b) = value else {
-                throw TonearmError(.invalidConfig, "[plugins.library] scan-on-start must be true or false")
-            }
-            scanNow = b
-        }
+        let scanNow = settings.scanOnStart
         try startWatching(scanNow: scanNow)
         // What an earlier run left (after a scan it starts anyway).
         if !scanNow { measureInBackground() }

@@ -24,37 +24,13 @@ public struct LocalSendSettings: Sendable, Equatable {
 
     /// Reads the section; every key has a default (`accept = "ask"`, port 53317, HTTPS, discovery on).
     public init(section: [String: ConfigValue], hostName: String = ProcessInfo.processInfo.hostName) throws(TonearmError) {
-        func fail(_ key: String, _ what: String, _ value: ConfigValue) -> TonearmError {
-            TonearmError(.invalidConfig, "[plugins.localsend] \(key) must be \(what), not \(value)")
-        }
-        for key in section.keys where !Self.keys.contains(key) {
-            throw TonearmError(.invalidConfig, "[plugins.localsend] has no key \"\(key)\" (known: \(Self.keys.joined(separator: ", ")))")
-        }
-        func bool(_ key: String, _ fallback: Bool) throws(TonearmError) -> Bool {
-            switch section[key] {
-            case nil: return fallback
-            case .bool(let b): return b
-            case let other?: throw fail(key, "true or false", other)
-            }
-        }
-        func string(_ key: String, _ fallback: String) throws(TonearmError) -> String {
-            switch section[key] {
-            case nil: return fallback
-            case .string(let s) where !s.isEmpty: return s
-            case let other?: throw fail(key, "a non-empty string", other)
-            }
-        }
+        let section = try ConfigSection("[plugins.localsend]", section, known: Self.keys)
+        func bool(_ key: String, _ fallback: Bool) throws(TonearmError) -> Bool { try section.bool(key, fallback) }
+        func string(_ key: String, _ fallback: String) throws(TonearmError) -> String { try section.string(key, fallback) }
         func number(_ key: String, _ fallback: Double, _ range: ClosedRange<Double>) throws(TonearmError) -> Double {
-            let value: Double
-            switch section[key] {
-            case nil: return fallback
-            case .int(let i): value = Double(i)
-            case .double(let d): value = d
-            case let other?: throw fail(key, "a number from \(range.lowerBound) to \(range.upperBound)", other)
-            }
-            guard range.contains(value) else { throw fail(key, "a number from \(range.lowerBound) to \(range.upperBound)", section[key]!) }
-            return value
+            try section.number(key, fallback, range)
         }
+        func fail(_ key: String, _ what: String) -> TonearmError { section.fail(key, what) }
         enabled = try bool("enabled", false)
         let shortHost = hostName.split(separator: ".").first.map(String.init) ?? hostName
         alias = try string("alias", shortHost.isEmpty ? "Tonearm" : "Tonearm on \(shortHost)")
@@ -63,20 +39,20 @@ public struct LocalSendSettings: Sendable, Equatable {
         switch try string("protocol", "https") {
         case "https": https = true
         case "http": https = false
-        default: throw fail("protocol", "\"https\" or \"http\"", section["protocol"]!)
+        default: throw fail("protocol", "\"https\" or \"http\"")
         }
         discovery = try bool("discovery", true)
         multicastGroup = try string("multicast-group", "224.0.0.167")
         let modeName = try string("accept", "ask")
         guard let mode = LocalSendMachine.AcceptMode(rawValue: modeName) else {
-            throw fail("accept", "one of " + LocalSendMachine.AcceptMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "), section["accept"]!)
+            throw fail("accept", "one of " + LocalSendMachine.AcceptMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))
         }
         var pin: String?
-        switch section["pin"] {
+        switch section.table["pin"] {
         case nil: pin = nil
         case .string(let s) where !s.isEmpty && s.count <= 64: pin = s
         case .int(let i) where i >= 0: pin = String(i)
-        case let other?: throw fail("pin", "a string of 1 to 64 characters", other)
+        case .some: throw fail("pin", "a string of 1 to 64 characters")
         }
         if mode == .pin, pin == nil {
             throw TonearmError(.invalidConfig, "[plugins.localsend] accept = \"pin\" needs a pin = \"…\"")

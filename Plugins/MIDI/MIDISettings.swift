@@ -12,23 +12,13 @@ public struct MIDISettings: Sendable, Equatable {
         self.soundFont = soundFont
     }
 
+    public static let keys = ["folder", "soundfont"]
+
     /// Reads the section; `folder` defaults to `MIDI` inside `musicFolder`, `soundfont` to Debian's GM SoundFont.
     public init(section: [String: ConfigValue], musicFolder: URL,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(TonearmError) {
-        folder = try Self.path(section, "folder", environment) ?? musicFolder.appendingPathComponent("MIDI")
-        soundFont = try Self.path(section, "soundfont", environment) ?? SoundFont.debianDefault
-    }
-
-    private static func path(_ section: [String: ConfigValue], _ key: String,
-                             _ environment: [String: String]) throws(TonearmError) -> URL? {
-        guard let value = section[key] else { return nil }
-        guard case .string(var path) = value, !path.isEmpty else {
-            throw TonearmError(.invalidConfig, "[plugins.midi] \(key) must be a path, not \(value)")
-        }
-        if path == "~" || path.hasPrefix("~/") { path = (environment["HOME"] ?? NSHomeDirectory()) + path.dropFirst() }
-        guard path.hasPrefix("/") else {
-            throw TonearmError(.invalidConfig, "[plugins.midi] \(key) must be an absolute path (or start with ~/), not \"\(path)\"")
-        }
-        return URL(fileURLWithPath: path).standardizedFileURL
+        let s = try ConfigSection("[plugins.midi]", section, known: Self.keys, environment: environment)
+        folder = try s.path("folder") ?? musicFolder.appendingPathComponent("MIDI")
+        soundFont = try s.path("soundfont") ?? SoundFont.debianDefault
     }
 }

@@ -43,49 +43,18 @@ public struct SharesSettings: Sendable, Equatable {
         self.settle = settle
     }
 
+    public static let keys = ["inboxes", "received", "rejected", "import", "on-receive", "settle-seconds"]
+
     /// Reads the section. Defaults: inbox `Inbox`, `Received` and `Rejected` inside `musicFolder`; move; play;
     /// 2 seconds.
     public init(section: [String: ConfigValue], musicFolder: URL,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(TonearmError) {
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        func path(_ value: ConfigValue, _ key: String) throws(TonearmError) -> URL {
-            guard case .string(var p) = value, !p.isEmpty else {
-                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be a path, not \(value)")
-            }
-            if p == "~" || p.hasPrefix("~/") { p = home + p.dropFirst() }
-            guard p.hasPrefix("/") else {
-                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be an absolute path (or start with ~/), not \"\(p)\"")
-            }
-            return URL(fileURLWithPath: p).standardizedFileURL
-        }
-        func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ fallback: T) throws(TonearmError) -> T where T.RawValue == String {
-            guard let value = section[key] else { return fallback }
-            guard case .string(let s) = value, let found = T(rawValue: s) else {
-                let allowed = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-                throw TonearmError(.invalidConfig, "[plugins.shares] \(key) must be one of \(allowed), not \(value)")
-            }
-            return found
-        }
-        if let value = section["inboxes"] {
-            guard case .array(let items) = value else {
-                throw TonearmError(.invalidConfig, "[plugins.shares] inboxes must be a list of paths, not \(value)")
-            }
-            var list: [URL] = []
-            for item in items { list.append(try path(item, "inboxes")) }
-            inboxes = list
-        } else {
-            inboxes = [musicFolder.appendingPathComponent("Inbox")]
-        }
-        received = try section["received"].map { v throws(TonearmError) in try path(v, "received") } ?? musicFolder.appendingPathComponent("Received")
-        rejected = try section["rejected"].map { v throws(TonearmError) in try path(v, "rejected") } ?? musicFolder.appendingPathComponent("Rejected")
-        keep = try choice("import", Keep.move)
-        onReceive = try choice("on-receive", OnReceive.play)
-        switch section["settle-seconds"] {
-        case nil: settle = .seconds(2)
-        case .int(let n) where n >= 0 && n <= 600: settle = .seconds(n)
-        case .double(let x) where x >= 0 && x <= 600: settle = .milliseconds(Int((x * 1000).rounded()))
-        case let other?:
-            throw TonearmError(.invalidConfig, "[plugins.shares] settle-seconds must be a number of seconds from 0 to 600, not \(other)")
-        }
+        let s = try ConfigSection("[plugins.shares]", section, known: Self.keys, environment: environment)
+        inboxes = try s.paths("inboxes") ?? [musicFolder.appendingPathComponent("Inbox")]
+        received = try s.path("received") ?? musicFolder.appendingPathComponent("Received")
+        rejected = try s.path("rejected") ?? musicFolder.appendingPathComponent("Rejected")
+        keep = try s.choice("import", Keep.move)
+        onReceive = try s.choice("on-receive", OnReceive.play)
+        settle = .milliseconds(Int((try s.number("settle-seconds", 2, 0...600) * 1000).rounded()))
     }
 }

@@ -27,29 +27,18 @@ public struct StreamsSettings: Sendable, Equatable {
     public init() {}
 
     /// Reads the section; every key has a default, a bad value is an error naming the key.
-    public init(section: [String: ConfigValue]) throws(TonearmError) {
-        for key in section.keys where !Self.keys.contains(key) {
-            throw TonearmError(.invalidConfig, "[plugins.streams] has no key \(key) (known: \(Self.keys.sorted().joined(separator: ", ")))")
-        }
-        connectTimeout = try Self.seconds(section, "connect-timeout", connectTimeout, 0.1...600)
-        readTimeout = try Self.seconds(section, "read-timeout", readTimeout, 1...600)
-        reconnectAttempts = try Self.integer(section, "reconnect-attempts", reconnectAttempts, 0...100)
-        reconnectDelay = try Self.seconds(section, "reconnect-delay", reconnectDelay, 0...600)
-        reconnectMaxDelay = try Self.seconds(section, "reconnect-max-delay", reconnectMaxDelay, 0...3600)
-        if let value = section["user-agent"] {
-            guard case .string(let text) = value, !text.isEmpty, !text.contains(where: \.isNewline) else {
-                throw TonearmError(.invalidConfig, "[plugins.streams] user-agent must be a non-empty one-line string, not \(value)")
-            }
-            userAgent = text
-        }
-        playlistMaxBytes = try Self.integer(section, "playlist-max-bytes", playlistMaxBytes, 1024...(64 << 20))
-        playlistMaxEntries = try Self.integer(section, "playlist-max-entries", playlistMaxEntries, 1...100_000)
-        if let value = section["ca-file"] {
-            guard case .string(let path) = value, path.hasPrefix("/") else {
-                throw TonearmError(.invalidConfig, "[plugins.streams] ca-file must be an absolute path, not \(value)")
-            }
-            caFile = path
-        }
+    public init(section table: [String: ConfigValue]) throws(TonearmError) {
+        let section = try ConfigSection("[plugins.streams]", table, known: Self.keys.sorted())
+        connectTimeout = try section.number("connect-timeout", connectTimeout, 0.1...600)
+        readTimeout = try section.number("read-timeout", readTimeout, 1...600)
+        reconnectAttempts = try section.integer("reconnect-attempts", reconnectAttempts, 0...100)
+        reconnectDelay = try section.number("reconnect-delay", reconnectDelay, 0...600)
+        reconnectMaxDelay = try section.number("reconnect-max-delay", reconnectMaxDelay, 0...3600)
+        userAgent = try section.string("user-agent", userAgent)
+        if userAgent.contains(where: \.isNewline) { throw section.fail("user-agent", "a non-empty one-line string") }
+        playlistMaxBytes = try section.integer("playlist-max-bytes", playlistMaxBytes, 1024...(64 << 20))
+        playlistMaxEntries = try section.integer("playlist-max-entries", playlistMaxEntries, 1...100_000)
+        caFile = try section.path("ca-file")?.path
     }
 
     /// The system's CA bundle on Debian and its kin.
@@ -104,32 +93,5 @@ public struct StreamsSettings: Sendable, Equatable {
             ("reconnect-max-delay", .double(reconnectMaxDelay)), ("user-agent", .string(userAgent)),
             ("playlist-max-bytes", .int(playlistMaxBytes)), ("playlist-max-entries", .int(playlistMaxEntries)),
         ] + (caFile.map { [("ca-file", ConfigValue.string($0))] } ?? [])
-    }
-
-    private static func seconds(_ section: [String: ConfigValue], _ key: String, _ fallback: Double,
-                                _ range: ClosedRange<Double>) throws(TonearmError) -> Double {
-        guard let value = section[key] else { return fallback }
-        let number: Double
-        switch value {
-        case .int(let i): number = Double(i)
-        case .double(let d): number = d
-        default: throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be a number of seconds, not \(value)")
-        }
-        guard number.isFinite, range.contains(number) else {
-            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound) seconds, not \(number)")
-        }
-        return number
-    }
-
-    private static func integer(_ section: [String: ConfigValue], _ key: String, _ fallback: Int,
-                                _ range: ClosedRange<Int>) throws(TonearmError) -> Int {
-        guard let value = section[key] else { return fallback }
-        guard case .int(let number) = value else {
-            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be a whole number, not \(value)")
-        }
-        guard range.contains(number) else {
-            throw TonearmError(.invalidConfig, "[plugins.streams] \(key) must be between \(range.lowerBound) and \(range.upperBound), not \(number)")
-        }
-        return number
     }
 }

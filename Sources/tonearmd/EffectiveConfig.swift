@@ -18,6 +18,8 @@ struct EffectiveConfig {
 
     let file: URL
     var rows: [Row] = []
+    /// Sections of their own, not a plugin's.
+    static let topLevel: Set<String> = ["mpd-protocol", "web"]
 
     init(_ settings: Configuration, file: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.file = file
@@ -42,14 +44,27 @@ struct EffectiveConfig {
             }
         }
 
+        let mpd = settings.mpdProtocol
+        var mpdValues: [(String, ConfigValue)] = [("enabled", .bool(mpd.enabled)), ("address", .string(mpd.address)), ("port", .int(mpd.port)),
+                                                  ("connection-timeout", .int(mpd.connectionTimeout))]
+        if mpd.password != nil { mpdValues.append(("password", .string("(set)"))) }
+        if let socket = mpd.unixSocket { mpdValues.append(("unix-socket", .string(socket))) }
+        for (key, value) in mpdValues {
+            rows.append(Row(section: "mpd-protocol", key: key, value: value, source: settings.sources["mpd-protocol"]?.rawValue ?? "default"))
+        }
+        let web = settings.web
+        var webValues: [(String, ConfigValue)] = [("enabled", .bool(web.enabled)), ("address", .string(web.address)), ("port", .int(web.port)),
+                                                  ("allowed-hosts", .array(web.allowedHosts.map(ConfigValue.string)))]
+        if web.password != nil { webValues.append(("password", .string("(set)"))) }
+        if let certificate = web.certificate { webValues.append(("certificate", .string(certificate))) }
+        if let key = web.key { webValues.append(("key", .string(key))) }
+        for (key, value) in webValues {
+            rows.append(Row(section: "web", key: key, value: value, source: settings.sources["web"]?.rawValue ?? "default"))
+        }
+
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
         let library = settings.pluginSections["library"] ?? [:]
-        let folders = try Tonearmd.musicFolders(library)
-        add("library", library, [
-            ("folders", .array(folders.map { .string($0.path) })),
-            ("scan-on-start", library["scan-on-start"] ?? .bool(true)),
-            ("measure-loudness", library["measure-loudness"] ?? .bool(true)),
-        ])
+        add("library", library, try LibrarySettings(section: library, environment: environment).values)
         let midiSection = settings.pluginSections["midi"] ?? [:]
         let midi = try MIDISettings(section: midiSection, musicFolder: music, environment: environment)
         add("midi", midiSection, [("folder", .string(midi.folder.path)), ("soundfont", .string(midi.soundFont.path))])
@@ -90,8 +105,8 @@ struct EffectiveConfig {
         for row in rows {
             if row.section != section {
                 section = row.section
-                // Plugin sections are named by the plugin; the others ("playback.replaygain") by their full path.
-                lines.append(section.contains(".") ? "\n[\(section)]" : "\n[plugins.\(section)]")
+                // Plugin sections are named by the plugin; the others ("playback.replaygain", "web") by their full path.
+                lines.append(section.contains(".") || Self.topLevel.contains(section) ? "\n[\(section)]" : "\n[plugins.\(section)]")
             }
             lines.append("\(row.key) = \(row.value)  # \(row.source)")
         }

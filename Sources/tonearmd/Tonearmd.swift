@@ -192,10 +192,15 @@ struct Tonearmd: AsyncParsableCommand {
         } catch {
             throw Failure(message: error.message, code: 2)
         }
-        let librarySettings = settings.pluginSections["library"] ?? [:]
+        let librarySettings: LibrarySettings
+        do {
+            librarySettings = try LibrarySettings(section: settings.pluginSections["library"] ?? [:])
+        } catch {
+            throw Failure(message: error.message, code: 2)
+        }
         let library: LocalLibrary
         do {
-            library = try LocalLibrary(folders: Self.musicFolders(librarySettings),
+            library = try LocalLibrary(folders: librarySettings.folders,
                                        excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
                                        artCache: artCache, logger: Logger(label: "tonearm.library"))
         } catch {
@@ -216,7 +221,7 @@ struct Tonearmd: AsyncParsableCommand {
         // Exported now (calls stay held) and subscribed to the library's events before the library starts.
         // One store of saved playlists for both faces (MPRIS Playlists and the CLI, and MPD's stored playlists).
         let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
-                                       musicFolders: (try? Self.musicFolders(librarySettings)) ?? [],
+                                       musicFolders: librarySettings.folders,
                                        maximumEntries: streamsSettings.playlistMaxEntries)
         let waveforms = WaveformService(media: media, folder: dirs.waveformCache)
         let web = settings.web.enabled
@@ -346,17 +351,7 @@ struct Tonearmd: AsyncParsableCommand {
     }
 
     static func musicFolders(_ section: [String: ConfigValue]) throws -> [URL] {
-        guard let value = section["folders"] else { return [LocalLibrary.defaultMusicFolder()] }
-        guard case .array(let items) = value else {
-            throw Failure(message: "[plugins.library] folders must be a list of paths", code: 2)
-        }
-        return try items.map { item in
-            guard case .string(let path) = item else {
-                throw Failure(message: "[plugins.library] folders must be a list of paths, not \(item)", code: 2)
-            }
-            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
-            return URL(fileURLWithPath: path.hasPrefix("~/") ? home + path.dropFirst() : path)
-        }
+        do { return try LibrarySettings(section: section).folders } catch { throw Failure(message: error.message, code: 2) }
     }
 
     /// A command-line argument as a URI: URIs stay, paths become absolute file:// URIs.

@@ -196,6 +196,27 @@ import Testing
         #expect(try await d.status() == "Stopped")
     }
 
+    @Test(arguments: [
+        ("[plugins.library]\nscan-on-start = \"yes\"\n", "[plugins.library] scan-on-start must be true or false, not \"yes\""),
+        ("[plugins.library]\nfolder = \"/music\"\n", "[plugins.library] has no key \"folder\""),
+        ("[plugins.midi]\nsoundfont = \"fonts/GM.sf2\"\n", "[plugins.midi] soundfont must be an absolute path"),
+        ("[plugins.shares]\non-receive = \"later\"\n", "[plugins.shares] on-receive must be one of"),
+        ("[web]\nport = -1\n", "[web] port must be a whole number from 0 to 65535, not -1"),
+    ])
+    func aBadSettingStopsTheStartAndConfigAndDoctorSaySoAlike(_ config: String, _ message: String) async throws {
+        let d = try Daemon()
+        try d.writeConfig(config)
+        let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink"],
+                                       environment: d.environment)
+        #expect(run.status == 2, "\(run.err)")
+        #expect(run.err.contains(message), "\(run.err)")
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+        let shown = try await d.tonearm("config")
+        #expect(shown.status != 0)
+        let doctor = try await d.tonearm("doctor", "--json")
+        #expect(doctor.out.contains(message.replacingOccurrences(of: "\"", with: "\\\"")), "\(doctor.out)")
+    }
+
     @Test func withNoSessionBusItStartsAPrivateOne() async throws {
         let home = TemporaryDirectory()
         var env = ProcessInfo.processInfo.environment

@@ -24,7 +24,7 @@ import TonearmCore
         (["accept": ConfigValue.string("sometimes")], "accept must be one of \"ask\", \"pin\", \"paired\", \"open\""),
         (["accept": .string("pin")], "needs a pin"),
         (["protocol": .string("ftp")], "protocol must be \"https\" or \"http\""),
-        (["port": .int(70000)], "port must be a number from 0.0 to 65535.0"),
+        (["port": .int(70000)], "port must be a number from 0 to 65535, not 70000"),
         (["enabled": .string("yes")], "enabled must be true or false"),
         (["stall-seconds": .int(0)], "stall-seconds must be a number"),
         (["pinn": .string("1")], "has no key \"pinn\""),

@@ -21,12 +21,12 @@ import TonearmCore
     @Test(arguments: [
         ("enabled = 1", "enabled must be true or false"),
         ("address = \"localhost:6600\"", "address must be an IP address"),
-        ("port = 70000", "port must be a number from 0 to 65535"),
-        ("password = \"\"", "password must be a non-empty line"),
+        ("port = 70000", "port must be a whole number from 0 to 65535"),
+        ("password = \"\"", "password must be a non-empty string"),
         ("unix-socket = \"rel/path\"", "unix-socket must be an absolute path"),
-        ("connection-timeout = 0", "connection-timeout must be a number of seconds"),
-        ("connection-timeout = \"60\"", "connection-timeout must be a number of seconds"),
-        ("bogus = 1", "unknown setting 'bogus' in [mpd-protocol]"),
+        ("connection-timeout = 0", "connection-timeout must be a whole number from 1 to 86400"),
+        ("connection-timeout = \"60\"", "connection-timeout must be a whole number from 1 to 86400"),
+        ("bogus = 1", "[mpd-protocol] has no key \"bogus\""),
     ])
     func refusesBadValues(line: String, message: String) {
         do {

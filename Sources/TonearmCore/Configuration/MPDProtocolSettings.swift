@@ -24,43 +24,16 @@ public struct MPDProtocolSettings: Sendable, Equatable {
 
     /// Reads the section; errors name the key and what it takes.
     public static func parse(_ table: [String: ConfigValue], origin: String) throws -> MPDProtocolSettings {
+        let section = try ConfigSection("\(origin): [mpd-protocol]", table, known: keys)
         var s = MPDProtocolSettings()
-        for (key, value) in table {
-            switch (key, value) {
-            case ("enabled", .bool(let b)): s.enabled = b
-            case ("enabled", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] enabled must be true or false")
-            case ("address", .string(let a)):
-                guard isIPAddress(a) else {
-                    throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] address must be an IP address such as \"127.0.0.1\" or \"::1\", not \"\(a)\"")
-                }
-                s.address = a
-            case ("address", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] address must be a string such as \"127.0.0.1\"")
-            case ("port", .int(let p)) where (0...65535).contains(p): s.port = p
-            case ("port", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] port must be a number from 0 to 65535 (6600 is mpd's)")
-            case ("password", .string(let p)):
-                guard !p.isEmpty, !p.contains("\n") else {
-                    throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] password must be a non-empty line of text")
-                }
-                s.password = p
-            case ("password", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] password must be a string")
-            case ("unix-socket", .string(let path)):
-                guard path.hasPrefix("/") else {
-                    throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] unix-socket must be an absolute path, not \"\(path)\"")
-                }
-                s.unixSocket = path
-            case ("unix-socket", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] unix-socket must be a path")
-            case ("connection-timeout", .int(let t)) where (1...86_400).contains(t): s.connectionTimeout = t
-            case ("connection-timeout", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] connection-timeout must be a number of seconds from 1 to 86400 (mpd's default is 60)")
-            default:
-                throw TonearmError(.invalidConfig, "\(origin): unknown setting '\(key)' in [mpd-protocol] (known: \(keys.joined(separator: ", ")))")
-            }
-        }
+        s.enabled = try section.bool("enabled", false)
+        s.address = try section.string("address", s.address)
+        guard isIPAddress(s.address) else { throw section.fail("address", "an IP address such as \"127.0.0.1\" or \"::1\"") }
+        s.port = try section.integer("port", s.port, 0...65535)
+        s.password = try section.string("password")
+        if s.password?.contains("\n") == true { throw section.fail("password", "one line of text") }
+        s.unixSocket = try section.path("unix-socket")?.path
+        s.connectionTimeout = try section.integer("connection-timeout", s.connectionTimeout, 1...86_400)
         return s
     }
 

@@ -63,37 +63,23 @@ public struct WebSettings: Sendable, Equatable {
 
     /// Reads the section; errors name the key and what it takes.
     public static func parse(_ table: [String: ConfigValue], origin: String) throws -> WebSettings {
+        let section = try ConfigSection("\(origin): [web]", table, known: keys)
         var s = WebSettings()
-        func invalid(_ message: String) -> TonearmError { TonearmError(.invalidConfig, "\(origin): [web] \(message)") }
-        for (key, value) in table {
-            switch (key, value) {
-            case ("enabled", .bool(let b)): s.enabled = b
-            case ("enabled", _): throw invalid("enabled must be true or false")
-            case ("address", .string(let a)) where MPDProtocolSettings.isIPAddress(a): s.address = a
-            case ("address", _): throw invalid("address must be an IP address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"")
-            case ("port", .int(let p)) where (0...65535).contains(p): s.port = p
-            case ("port", _): throw invalid("port must be a number from 0 to 65535 (6680 is the default, as Mopidy's)")
-            case ("password", .string(let p)) where !p.isEmpty && !p.contains("\n"): s.password = p
-            case ("password", _): throw invalid("password must be a non-empty line of text")
-            case ("allowed-hosts", .array(let hosts)):
-                s.allowedHosts = try hosts.map {
-                    guard case .string(let h) = $0, !h.isEmpty, !h.contains("/") else {
-                        throw invalid("allowed-hosts must be a list of host names such as [\"music.home.arpa\"]")
-                    }
-                    return h.lowercased()
-                }
-            case ("allowed-hosts", _): throw invalid("allowed-hosts must be a list of host names such as [\"music.home.arpa\"]")
-            case ("certificate", .string(let p)) where p.hasPrefix("/"): s.certificate = p
-            case ("certificate", _): throw invalid("certificate must be the absolute path of a PEM file")
-            case ("key", .string(let p)) where p.hasPrefix("/"): s.key = p
-            case ("key", _): throw invalid("key must be the absolute path of a PEM file")
-            default:
-                throw invalid("has no setting '\(key)' (known: \(keys.joined(separator: ", ")))")
-            }
+        s.enabled = try section.bool("enabled", true)
+        s.address = try section.string("address", s.address)
+        guard isIPAddress(s.address) else { throw section.fail("address", "an IP address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"") }
+        s.port = try section.integer("port", s.port, 0...65535)
+        s.password = try section.string("password")
+        if s.password?.contains("\n") == true { throw section.fail("password", "one line of text") }
+        s.allowedHosts = try section.strings("allowed-hosts")?.map { $0.lowercased() } ?? []
+        if s.allowedHosts.contains(where: { $0.contains("/") }) { throw section.fail("allowed-hosts", "a list of host names such as [\"music.home.arpa\"]") }
+        s.certificate = try section.path("certificate")?.path
+        s.key = try section.path("key")?.path
+        if (s.certificate == nil) != (s.key == nil) {
+            throw TonearmError(.invalidConfig, "\(section.name) certificate and key go together: set both or neither")
         }
-        if (s.certificate == nil) != (s.key == nil) { throw invalid("certificate and key go together: set both or neither") }
         if s.enabled, !s.isLoopback, s.password == nil {
-            throw invalid("listening on \(s.address) reaches beyond this machine: set a password (or listen on 127.0.0.1)")
+            throw TonearmError(.invalidConfig, "\(section.name) listening on \(s.address) reaches beyond this machine: set a password (or listen on 127.0.0.1)")
         }
         return s
     }
