@@ -149,28 +149,16 @@ import Testing
     @Test func aClientThatNeverFinishesItsHeaderIsDropped() async throws {
         let web = try await WebRig.start()
         let port = try #require(Int(web.base.split(separator: ":").last ?? ""))
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        let client = LoopbackSocket()
+        defer { client.close() }
+        try #require(client.connect(port: port))
         // Slowloris: a header begun and never finished.
-        _ = "GET / HTTP/1.1\r\nHo".withCString { send(fd, $0, strlen($0), 0) }
+        client.send("GET / HTTP/1.1\r\nHo")
         // Meanwhile everyone else is answered.
         #expect(try await web.get("/api/v1/state").status == 200)
         // The server closes it (after its 30 s header deadline): recv sees the end, not a timeout.
-        let ended = await Task.detached { () -> Int in
-            var timeout = timeval(tv_sec: 120, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var byte: UInt8 = 0
-            return recv(fd, &byte, 1, 0)
-        }.value
-        #expect(ended == 0, "the connection was not closed by the server (recv: \(ended), errno \(errno))")
+        let ended = await Task.detached { client.awaitEnd(seconds: 120) }.value
+        #expect(ended == 0, "the connection was not closed by the server (recv: \(ended))")
         #expect(try await web.get("/api/v1/state").status == 200)
     }
 
@@ -239,16 +227,10 @@ enum HTTPMethodName: String {
 /// `tonearm web` and `tonearm doctor` about the web face.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct WebCommandLineTests {
     /// A port nobody listens on now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: a.sin_port))
+    static func freePort() -> Int {
+        let socket = LoopbackSocket()
+        defer { socket.close() }
+        return socket.bindFreePort()
     }
 
     static func webCheck(_ d: Daemon) async throws -> [String: Any] {
@@ -259,7 +241,7 @@ enum HTTPMethodName: String {
 
     @Test func webPrintsTheAddressAndDoctorFindsItServed() async throws {
         let d = try Daemon()
-        let port = try Self.freePort()
+        let port = Self.freePort()
         d.webPort = nil
         let web = try await WebRig.start(config: "[web]\nport = \(port)\n", daemon: d)
         #expect(web.base == "http://127.0.0.1:\(port)")
@@ -274,16 +256,9 @@ enum HTTPMethodName: String {
     @Test func doctorNamesAPortTakenByAnotherProgram() async throws {
         let d = try Daemon()
         // Another program holds the port the config names.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        listen(fd, 4)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = Int(UInt16(bigEndian: a.sin_port))
+        let holder = LoopbackSocket()
+        defer { holder.close() }
+        let port = holder.bindFreePort(listening: true)
         try d.writeConfig("[web]\nport = \(port)\n")
         let check = try await Self.webCheck(d)
         #expect(check["verdict"] as? String == "failure", "\(check)")
