@@ -140,7 +140,7 @@ let package = Package(
             "DBus", "TestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/Sources/tonearm-bench"),
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "WaveformTests", dependencies: ["Waveform"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),

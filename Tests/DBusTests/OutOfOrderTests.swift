@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// A handler whose Slow method waits until the test lets it go, and is answered out of order.
@@ -60,14 +61,4 @@ private final class SlowHandler: DBusInterfaceHandler, Sendable {
         handler.release()
         #expect(try await slow.value == [.string("slow")])
     }
-}
-
-/// Polls `condition` until it holds or `timeout` passes.
-private func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }

@@ -143,9 +143,7 @@ public final class Daemon: @unchecked Sendable {
 
     /// Waits for a property to reach a value.
     public func waitFor(_ what: String = "condition", timeout: Duration = .seconds(45), _ condition: () async throws -> Bool) async throws {
-        let ok = try await eventually(timeout: timeout) { try await condition() }
-        if !ok { Issue.record("timed out waiting for \(what); daemon log:\n\(log.suffix(3000))") }
-        try #require(ok)
+        try await waitUntil(what, timeout: timeout, interval: .milliseconds(20), detail: "daemon log:\n\(log.suffix(3000))", condition)
     }
 
     // MARK: Media

@@ -15,14 +15,3 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
-
-/// Polls `condition` until it holds or `timeout` passes; tests use generous bounds, never tight ones.
-public func eventually(timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
-                       _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: interval)
-    }
-    return try await condition()
-}

@@ -151,15 +151,3 @@ import Testing
         #expect(basis.position(at: start) == position)
     }
 }
-
-/// Waits until `condition` holds, checking often; fails after a minute (never a timing the test relies on).
-func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}

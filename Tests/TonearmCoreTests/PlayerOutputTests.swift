@@ -45,11 +45,6 @@ import Testing
         return ids
     }
 
-    func settle(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
-        let ok = await eventually(timeout: .seconds(10)) { await condition() }
-        #expect(ok, "timed out waiting for \(what)")
-    }
-
     @Test func theListHasTheStartingOutputFirstThenTheConfiguredOnes() async {
         #expect(await player.outputs.map(\.name) == ["default", "kitchen", "den"])
         #expect(await player.outputs[1].kind == "snapcast-pipe")
@@ -69,7 +64,7 @@ import Testing
         engine.prerollAndStart()
         engine.seekLands()
         #expect(await player.position() == 12_000_000)
-        try await settle("Output announced") { heard.all.contains(.outputChanged(name: "kitchen", problem: "")) }
+        try await waitUntil("Output announced") { heard.all.contains(.outputChanged(name: "kitchen", problem: "")) }
         #expect(!heard.all.contains { if case .seeked = $0 { return true }; return false }, "no Seeked: the position did not jump")
     }
 
@@ -109,17 +104,17 @@ import Testing
         try await player.setOutput("kitchen")
         engine.setUnavailable(["kitchen"])
         engine.failOutput()
-        try await settle("the output reported lost") { await player.outputProblem.contains("Broken pipe") }
+        try await waitUntil("the output reported lost") { await player.outputProblem.contains("Broken pipe") }
         #expect(await player.snapshot.status == .paused)
         #expect(await player.snapshot.trackIDs == ids, "the queue is kept")
         #expect(await player.position() == 12_000_000)
-        try await settle("OutputFailed announced") { heard.all.contains(.outputFailed(name: "kitchen", message: "write: Broken pipe")) }
+        try await waitUntil("OutputFailed announced") { heard.all.contains(.outputFailed(name: "kitchen", message: "write: Broken pipe")) }
         // Reconnect attempts fail meanwhile; Next keeps it paused, ready to play.
         await player.next()
         #expect(await player.snapshot.status == .paused)
         #expect(await player.snapshot.current?.id == ids[1])
         engine.setUnavailable([])
-        try await settle("the output back and playing") { await player.snapshot.status == .playing }
+        try await waitUntil("the output back and playing") { await player.snapshot.status == .playing }
         #expect(await player.outputProblem == "")
         #expect(await player.outputName == "kitchen")
         #expect(engine.commands.last == "output kitchen playing")
@@ -129,10 +124,10 @@ import Testing
         _ = try await playingAt12s()
         engine.setUnavailable(["default"])
         engine.failOutput()
-        try await settle("the output reported lost") { await !player.outputProblem.isEmpty }
+        try await waitUntil("the output reported lost") { await !player.outputProblem.isEmpty }
         await player.pause()
         engine.setUnavailable([])
-        try await settle("the output back") { await player.outputProblem.isEmpty }
+        try await waitUntil("the output back") { await player.outputProblem.isEmpty }
         #expect(await player.snapshot.status == .paused)
         #expect(engine.commands.last == "output default paused")
     }
@@ -143,11 +138,11 @@ import Testing
         _ = try await Self.playingAt12s(player, engine, art)
         engine.setUnavailable(["default"])
         engine.failOutput()
-        try await settle("giving up") { await player.outputProblem.contains("gave up after 3 attempts") }
+        try await waitUntil("giving up") { await player.outputProblem.contains("gave up after 3 attempts") }
         #expect(await player.snapshot.status == .paused)
         engine.setUnavailable([])
         await player.play()
-        try await settle("playing again after Play") { await player.snapshot.status == .playing }
+        try await waitUntil("playing again after Play") { await player.snapshot.status == .playing }
         #expect(await player.outputProblem == "")
     }
 }

@@ -32,12 +32,6 @@ import Testing
         return ids
     }
 
-    /// Waits until the player has taken in what the engine reported.
-    func settle(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
-        let ok = await eventually(timeout: .seconds(10)) { await condition() }
-        #expect(ok, "timed out waiting for \(what)")
-    }
-
     @Test func playingIsAnnouncedAtOnceAndCanSeekBeforeThePipelineSaysSo() async throws {
         let ids = try await queue("a.ogg", "b.ogg")
         await player.goTo(ids[0])
@@ -54,7 +48,7 @@ import Testing
         await player.setPosition(ids[0], 20_000_000)
         #expect(await player.position() == 20_000_000)
         #expect(seeked == [] || seeked.last == 20_000_000)
-        try await settle("Seeked") { seeked.last == 20_000_000 }
+        try await waitUntil("Seeked") { seeked.last == 20_000_000 }
         engine.prerollAndStart()
         #expect(engine.commands.contains { $0.hasPrefix("seek 20000000000") })
         engine.seekLands()
@@ -104,10 +98,10 @@ import Testing
         await player.goTo(ids[0])
         engine.prerollAndStart()
         engine.bus(.endOfStream)
-        try await settle("b loaded") { await player.snapshot.current?.id == ids[1] }
+        try await waitUntil("b loaded") { await player.snapshot.current?.id == ids[1] }
         engine.prerollAndStart()
         engine.bus(.endOfStream)
-        try await settle("stopped") { await player.snapshot.status == .stopped }
+        try await waitUntil("stopped") { await player.snapshot.status == .stopped }
         #expect(await player.position() == 0)
     }
 
@@ -118,7 +112,7 @@ import Testing
         engine.aboutToFinish()
         #expect(await player.snapshot.current?.id == ids[0], "not before the next track is heard")
         engine.bus(.streamStart(group: 99, duration: 60_000_000_000, seekable: true))
-        try await settle("b current") { await player.snapshot.current?.id == ids[1] }
+        try await waitUntil("b current") { await player.snapshot.current?.id == ids[1] }
         #expect(engine.commands.filter { $0.hasPrefix("load") }.count == 1, "a hand-over, not a load")
     }
 
@@ -129,7 +123,7 @@ import Testing
         engine.aboutToFinish()
         try await player.remove(ids[1])
         engine.bus(.streamStart(group: 77, duration: 60_000_000_000, seekable: true))
-        try await settle("c loaded") { engine.snapshot.item?.token == ids[2].serial }
+        try await waitUntil("c loaded") { engine.snapshot.item?.token == ids[2].serial }
         #expect(await player.snapshot.current?.id != ids[1], "a removed track never becomes current")
     }
 
@@ -140,14 +134,14 @@ import Testing
         engine.aboutToFinish()
         try await player.remove(ids[2])
         engine.bus(.streamStart(group: 78, duration: 60_000_000_000, seekable: true))
-        try await settle("b current") { await player.snapshot.current?.id == ids[1] }
+        try await waitUntil("b current") { await player.snapshot.current?.id == ids[1] }
     }
 
     @Test func aFailedTrackIsReportedAndSkipped() async throws {
         let ids = try await queue("a.ogg", "b.ogg")
         await player.goTo(ids[0])
         engine.bus(.error(PlaybackError(domain: "stream", code: 4, message: "Could not determine type of stream."), now: .now))
-        try await settle("b loaded") { await player.snapshot.current?.id == ids[1] }
+        try await waitUntil("b loaded") { await player.snapshot.current?.id == ids[1] }
         // Events reach this test through a task of its own: wait for the report, not just for the player.
         let failures: @Sendable () -> [(TrackID, String)] = { [heard] in
             heard.all.compactMap { event -> (TrackID, String)? in
@@ -155,7 +149,7 @@ import Testing
                 return nil
             }
         }
-        try await settle("TrackFailed heard") { !failures().isEmpty }
+        try await waitUntil("TrackFailed heard") { !failures().isEmpty }
         #expect(failures().first?.0 == ids[0] && failures().first?.1 == "org.tonearm.Error.CannotDecode")
         #expect(await player.snapshot.status == .playing)
     }
@@ -165,7 +159,7 @@ import Testing
         await player.goTo(ids[0])
         await player.next()
         engine.prerollAndStart()
-        try await settle("b heard") { await player.snapshot.current?.id == ids[1] }
+        try await waitUntil("b heard") { await player.snapshot.current?.id == ids[1] }
         #expect(await player.snapshot.current?.id == ids[1])
     }
 

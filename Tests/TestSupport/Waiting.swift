@@ -1,0 +1,29 @@
+import Testing
+
+/// Polls `condition` until it holds or `timeout` passes; tests use generous bounds, never tight ones.
+public func eventually(timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: interval)
+    }
+    return try await condition()
+}
+
+/// The one way a test waits for what it checks: until `condition` holds. Past `timeout` (a bound for a loaded
+/// machine, never a timing the test relies on) it records what was awaited, with `detail` (a log, say), and throws.
+public func waitUntil(_ what: String, timeout: Duration = .seconds(60), interval: Duration = .milliseconds(5),
+                      detail: @autoclosure () -> String = "", _ condition: () async throws -> Bool) async throws {
+    guard try await eventually(timeout: timeout, interval: interval, condition) else {
+        let more = detail()
+        Issue.record("timed out waiting for \(what)\(more.isEmpty ? "" : "\n" + more)")
+        throw WaitTimedOut(what: what)
+    }
+}
+
+/// What `waitUntil` throws when its condition never held.
+public struct WaitTimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String { "timed out waiting for \(what)" }
+}
