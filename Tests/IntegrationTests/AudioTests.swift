@@ -90,6 +90,9 @@ import Testing
         #expect(try await d.get(Daemon.tonearm, "TickInterval") == .int64(200_000))
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         let ticks = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "Tick"))
+        // Playing is promised at once; ticks start when the pipeline really plays (a loaded machine took 7 s to get
+        // GStreamer there), so the window opens at the first one.
+        try await d.waitFor("the first tick") { !ticks.signals.isEmpty }
         let clock = ContinuousClock()
         let started = clock.now
         try await Task.sleep(for: .seconds(2))
