@@ -1,4 +1,5 @@
 import Foundation
+import TonearmCore
 
 /// The library's songs as a `MusicDatabase`, read once and kept until the library says it changed.
 actor LibraryCache {
@@ -21,7 +22,7 @@ actor LibraryCache {
         if let database { return database }
         guard let library else { return .empty }
         let started = generation
-        let tracks: [MPDLibraryTrack]
+        let tracks: [LibraryTrack]
         do {
             tracks = try await library.allTracks()
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import TonearmCore
 
 /// The library as mpd's database: songs named by their path inside the music folder, and the folder tree
 /// (`lsinfo`, `listall`). With several music folders each is a top-level folder named after its last component.
@@ -11,7 +12,7 @@ public struct MusicDatabase: Sendable {
     private let byFile: [String: Int]
     private let byURI: [String: Int]
 
-    public init(folders: [URL], tracks: [MPDLibraryTrack]) {
+    public init(folders: [URL], tracks: [LibraryTrack]) {
         let paths = folders.map { $0.standardizedFileURL.path }
         if paths.count == 1 {
             roots = [("", paths[0])]
@@ -57,7 +58,7 @@ public struct MusicDatabase: Sendable {
         return nil
     }
 
-    static func song(_ t: MPDLibraryTrack, file: String) -> MPDSong {
+    static func song(_ t: LibraryTrack, file: String) -> MPDSong {
         var tags: [(name: String, value: String)] = []
         if !t.artist.isEmpty { tags.append(("Artist", t.artist)) }
         if !t.albumArtist.isEmpty { tags.append(("AlbumArtist", t.albumArtist)) }
@@ -67,7 +68,7 @@ public struct MusicDatabase: Sendable {
         if let d = t.discNumber { tags.append(("Disc", String(d))) }
         if let y = t.year { tags.append(("Date", String(y))) }
         if let g = t.genre, !g.isEmpty { tags.append(("Genre", g)) }
-        return MPDSong(file: file, uri: t.uri, tags: tags, duration: t.duration > 0 ? t.duration : nil, artURL: t.artURL)
+        return MPDSong(file: file, uri: t.uri, tags: tags, duration: t.duration > 0 ? t.duration : nil, artURL: t.artUrl)
     }
 
     public func song(file: String) -> MPDSong? { byFile[file].map { songs[$0] } }

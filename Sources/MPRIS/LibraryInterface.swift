@@ -80,7 +80,7 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
         return .vardict(d)
     }
 
-    static func encode(_ t: Library.Track) -> DBusValue {
+    static func encode(_ t: LibraryTrack) -> DBusValue {
         var d: [String: DBusValue] = [
             "path": .string(t.path), "uri": .string(t.uri), "title": .string(t.title), "artist": .string(t.artist),
             "album": .string(t.album), "albumArtist": .string(t.albumArtist), "duration": .double(t.duration),

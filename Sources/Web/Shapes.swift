@@ -50,7 +50,7 @@ enum Shapes {
         ["name": .string(o.name), "kind": .string(o.kind), "detail": .string(o.detail)]
     }
 
-    static func libraryTrack(_ t: any LibraryTrackRecord, art: (String?) -> String?) -> JSON {
+    static func libraryTrack(_ t: LibraryTrack, art: (String?) -> String?) -> JSON {
         ["uri": .string(t.uri), "path": .string(t.path), "title": .string(t.title), "artist": .string(t.artist),
          "album": .string(t.album), "albumArtist": .string(t.albumArtist), "genre": .string(t.genre), "year": .int(t.year),
          "trackNumber": .int(t.trackNumber), "discNumber": .int(t.discNumber), "duration": .double(t.duration),

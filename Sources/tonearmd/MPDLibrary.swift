@@ -1,6 +1,7 @@
 import Foundation
 import LocalLibrary
 import MPDProtocol
+import TonearmCore
 
 // The library plugin as the MPD face asks for it: the daemon is the one part that sees both.
 
@@ -30,12 +31,8 @@ extension LocalLibrary: MPDLibrarySource {
         }
     }
 
-    public func allTracks() async throws -> [MPDLibraryTrack] {
-        try await search([], offset: 0, limit: 0).map { t in
-            MPDLibraryTrack(path: t.path, uri: t.uri, title: t.title, artist: t.artist, album: t.album, albumArtist: t.albumArtist,
-                            genre: t.genre, year: t.year, trackNumber: t.trackNumber, discNumber: t.discNumber,
-                            duration: t.duration, artURL: t.artUrl)
-        }
+    public func allTracks() async throws -> [LibraryTrack] {
+        try await search([], offset: 0, limit: 0)
     }
 
     public func startRescan() {

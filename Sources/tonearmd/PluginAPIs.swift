@@ -28,7 +28,6 @@ extension LocalLibrary: LibraryAPI {
 
 extension ArtistSummary: LibraryArtistRecord {}
 extension AlbumSummary: LibraryAlbumRecord {}
-extension LibraryTrack: LibraryTrackRecord {}
 extension ScanFailure: LibraryProblemRecord {}
 
 extension LibraryEvent: LibraryEventRecord {

@@ -1,11 +1,12 @@
+import TonearmCore
 import Foundation
 import MPDProtocol
 import Testing
 
 @Suite struct MusicDatabaseTests {
-    func track(_ path: String, title: String = "t") -> MPDLibraryTrack {
-        MPDLibraryTrack(path: path, uri: URL(fileURLWithPath: path).absoluteString, title: title, artist: "A", album: "B", albumArtist: "A",
-                        genre: nil, year: 2001, trackNumber: 3, discNumber: nil, duration: 61.5, artURL: nil)
+    func track(_ path: String, title: String = "t") -> LibraryTrack {
+        LibraryTrack(path: path, uri: URL(fileURLWithPath: path).absoluteString, title: title, artist: "A", album: "B", albumArtist: "A",
+                        genre: nil, year: 2001, trackNumber: 3, discNumber: nil, duration: 61.5, hasCover: false, artUrl: nil)
     }
 
     @Test func oneFolderIsTheRoot() {

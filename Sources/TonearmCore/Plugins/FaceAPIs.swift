@@ -7,7 +7,6 @@ import Foundation
 public protocol LibraryAPI: Sendable {
     associatedtype Artist: LibraryArtistRecord
     associatedtype Album: LibraryAlbumRecord
-    associatedtype Track: LibraryTrackRecord
     associatedtype Problem: LibraryProblemRecord
     associatedtype Event: LibraryEventRecord
 
@@ -22,11 +21,11 @@ public protocol LibraryAPI: Sendable {
     /// Albums, all or those an artist appears on.
     func albums(artist: String?) async throws -> [Album]
     /// The tracks of one album.
-    func tracks(album: String, albumArtist: String?) async throws -> [Track]
+    func tracks(album: String, albumArtist: String?) async throws -> [LibraryTrack]
     /// Tracks matching a query in the library's search syntax, a page at a time.
-    func search(query: String, offset: Int, limit: Int) async throws -> [Track]
+    func search(query: String, offset: Int, limit: Int) async throws -> [LibraryTrack]
     /// One track at random, nil when the library is empty.
-    func randomTrack() async throws -> Track?
+    func randomTrack() async throws -> LibraryTrack?
     /// Files and folders that could not be indexed.
     func failures() async throws -> [Problem]
     /// Scans the music folders (progress and end come as events).
@@ -52,23 +51,6 @@ public protocol LibraryAlbumRecord: Sendable {
     var trackCount: Int { get }
     /// Seconds.
     var totalDuration: Double { get }
-    var artUrl: String? { get }
-}
-
-/// One indexed track.
-public protocol LibraryTrackRecord: Sendable {
-    var path: String { get }
-    var uri: String { get }
-    var title: String { get }
-    var artist: String { get }
-    var album: String { get }
-    var albumArtist: String { get }
-    var genre: String? { get }
-    var year: Int? { get }
-    var trackNumber: Int? { get }
-    var discNumber: Int? { get }
-    /// Seconds.
-    var duration: Double { get }
     var artUrl: String? { get }
 }
 
