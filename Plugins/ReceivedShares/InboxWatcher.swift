@@ -28,16 +28,19 @@ final class InboxWatcher: Sendable {
     private let inboxes: [String]
     private let settle: Duration
     private let ready: Ready
+    /// Told when a file is first seen closed after writing and starts to settle.
+    private let noticed: Ready
     private let channel: InotifyChannel
     private var fd: Int32 { channel.fd }
     private let stopped = Atomic<Bool>(false)
     /// Paths handed in from other threads (sender announcements), picked up by the watcher thread.
     private let announcements = Mutex<[String]>([])
 
-    init(inboxes: [String], settle: Duration, ready: @escaping Ready) throws {
+    init(inboxes: [String], settle: Duration, noticed: @escaping Ready = { _ in }, ready: @escaping Ready) throws {
         channel = try InotifyChannel()
         self.inboxes = inboxes
         self.settle = settle
+        self.noticed = noticed
         self.ready = ready
     }
 
@@ -110,6 +113,7 @@ final class InboxWatcher: Sendable {
             let path = folder + "/" + String(decoding: event.name, as: UTF8.self)
             if event.has(IN_CLOSE_WRITE | IN_MOVED_TO) {
                 guard let info = Self.regularFile(path) else { continue }
+                if candidates[path]?.closed != true { noticed(path) }
                 candidates[path] = Candidate(size: info.size, mtime: info.mtime, closed: true,
                                              announced: candidates[path]?.announced ?? false, stableSince: .now)
             } else if event.has(IN_CREATE | IN_MODIFY) {

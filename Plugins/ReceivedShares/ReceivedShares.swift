@@ -60,7 +60,10 @@ public final class ReceivedShares: SourcePlugin {
         for folder in settings.inboxes {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
-        let new = try InboxWatcher(inboxes: settings.inboxes.map(\.path), settle: settings.settle) { [weak self] path in
+        let settle = settings.settle, logger = logger
+        let new = try InboxWatcher(inboxes: settings.inboxes.map(\.path), settle: settle, noticed: { path in
+            logger.info("\(path) arrived; it is taken once it has not changed for \(settle) or its sender says it is complete")
+        }) { [weak self] path in
             self?.arrived(path)
         }
         watcher.withLock { $0 = new }

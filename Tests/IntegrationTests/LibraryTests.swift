@@ -90,7 +90,8 @@ import Testing
         try "[plugins.library]\nscan-on-start = false\n".write(to: config, atomically: true, encoding: .utf8)
         try await d.start()
         let finished = try await SignalRecorder(d.client, DBusMatchRule(interface: Self.library, member: "ScanFinished"))
-        try await Task.sleep(for: .milliseconds(500))
+        // The daemon answers once the library has started; the Scan below then adding both files proves no scan ran
+        // at start (one would have left it nothing to add).
         #expect(try await d.call(Self.library, "Artists").first?.arrayValue?.isEmpty == true, "nothing is scanned at start")
         _ = try await d.call(Self.library, "Scan")
         try await d.waitFor("ScanFinished") { !finished.named("ScanFinished").isEmpty }

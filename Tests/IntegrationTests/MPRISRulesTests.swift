@@ -21,7 +21,8 @@ import Testing
         } catch let e as DBusError {
             #expect(e.name == "org.tonearm.Error.NothingToPlay")
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // A later command, taken in order after those, proves they were all carried out before the reads below.
+        try await d.set(Daemon.player, "LoopStatus", .string("None"))
         #expect(try await d.status() == "Stopped")
         #expect(try await d.get(Daemon.player, "CanPlay") == .bool(false))
         #expect(try await d.get(Daemon.player, "CanControl") == .bool(true))
@@ -157,8 +158,6 @@ import Testing
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[1]), .int64(6_000_000)])
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(60_000_000)])
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(-5)])
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(seeked.named("Seeked").count == 2)
         #expect(try await d.position() < 5_500_000, "an ignored SetPosition moved the position")
         let asked = ContinuousClock.now
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(ids[0]), .int64(7_000_000)])
@@ -168,7 +167,10 @@ import Testing
         let right = try await d.position()
         let took = Int64((ContinuousClock.now - asked) / .microseconds(1))
         #expect(right >= 7_000_000 && right < 7_500_000 + took, "Position right after SetPosition: \(right) (calls took \(took) µs)")
-        try await d.waitFor("SetPosition seeked") { seeked.named("Seeked").count == 3 }
+        // Signals leave in order: the third Seeked is this SetPosition's, so none of the ignored ones sent one.
+        try await d.waitFor("SetPosition seeked") { seeked.named("Seeked").count >= 3 }
+        let third = seeked.named("Seeked")[2].arguments.first?.int64Value ?? 0
+        #expect((7_000_000..<8_000_000).contains(third), "an ignored SetPosition sent Seeked (the third is at \(third))")
         #expect(try await d.position() >= 6_900_000)
         // Paused, so the sum is exact however long a loaded machine takes between the calls; the second seek is sent
         // while the first one still flushes.
@@ -227,7 +229,11 @@ import Testing
         // Setting the same value again is stable and silent.
         changes.clear()
         try await d.set(Daemon.player, "Volume", .double(0))
-        try await Task.sleep(for: .milliseconds(300))
+        // A change after it, signalled in order: once its PropertiesChanged is here, one for Volume would be too.
+        try await d.set(Daemon.player, "Shuffle", .bool(false))
+        try await d.waitFor("Shuffle's PropertiesChanged") {
+            changes.named("PropertiesChanged").contains { ($0.arguments[1].vardictValue ?? [:])["Shuffle"] != nil }
+        }
         let volumeAgain = changes.named("PropertiesChanged").filter { ($0.arguments[1].vardictValue ?? [:])["Volume"] != nil }
         #expect(volumeAgain.isEmpty, "setting Volume to its current value must not signal a change")
     }

@@ -218,8 +218,11 @@ import Testing
         #expect(Self.files(inbox) == ["kept.wav", "notes.mp3"], "copy mode leaves what was sent where it was")
         try await d.waitFor("queued at the end") { try await d.tracks().count == 1 }
         _ = await d.terminate()
+        let signals = try await SignalRecorder(d.client, DBusMatchRule(interface: Self.shares))
         try await d.start()
-        try await Task.sleep(for: .seconds(2))
+        // Both files found again at start and handled: the song known by its bytes, the reject by its note.
+        try await d.waitFor("kept.wav found again") { d.log.contains("kept.wav is already in the library") }
+        try await d.waitFor("notes.mp3 refused again") { !signals.named("Rejected").isEmpty }
         #expect(Self.files(received) == ["kept.wav"], "the same bytes are not stored twice after a restart")
         #expect(Self.files(rejected) == ["notes.mp3.reason.txt"], "nor is a reject noted twice")
     }
@@ -229,7 +232,8 @@ import Testing
         let (inbox, received, _) = try await Self.start(d, extra: "on-receive = \"add\"", settle: 300)
         let file = inbox.appendingPathComponent("from phone.wav")
         try Self.wav(seed: 5).write(to: file)
-        try await Task.sleep(for: .seconds(1))
+        // Seen and left to settle (for 300 s): only the sender's word can bring it in now.
+        try await d.waitFor("the file noticed") { d.log.contains("from phone.wav arrived") }
         #expect(Self.files(received).isEmpty, "settling takes 300 s")
         // KDE Connect's share plugin says the transfer is done.
         let sender = try DBusConnection.connect(address: d.bus.address)
@@ -249,7 +253,7 @@ import Testing
         defer { obexd.close() }
         let transfer = "/org/bluez/obex/server/session1/transfer7"
         obexd.export(path: transfer, handlers: [try FakeTransfer(filename: file.path)])
-        try await Task.sleep(for: .seconds(1))
+        try await d.waitFor("the file noticed") { d.log.contains("over bluetooth.wav arrived") }
         #expect(Self.files(received).isEmpty)
         obexd.emitPropertiesChanged(path: transfer, interface: "org.bluez.obex.Transfer1", changed: ["Status": .string("complete")])
         try await d.waitFor("taken at once") { Self.files(received) == ["over bluetooth.wav"] }

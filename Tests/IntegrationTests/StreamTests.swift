@@ -568,7 +568,10 @@ import Testing
         let follower = try ChildProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path, ["status", "--follow"],
                                         environment: d.environment, captureOutput: false, outputFile: d.home.file("follow.txt").path)
         defer { follower.kill() }
-        try await Task.sleep(for: .milliseconds(500)) // a moment for the follower to subscribe (it only adds lines)
+        // The follower prints the state as it is once it has subscribed: from then on it misses no change.
+        try await d.waitFor("the follower's first line") {
+            !((try? String(contentsOf: d.home.file("follow.txt"), encoding: .utf8)) ?? "").isEmpty
+        }
         _ = try await d.call(Daemon.player, "OpenUri", [.string(server.url("/live-slow"))])
         try await d.waitFor("playing from a full buffer") {
             let position = try await d.position(), level = try await d.get(Daemon.tonearm, "Buffering").int64Value
