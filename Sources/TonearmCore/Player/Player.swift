@@ -214,7 +214,6 @@ public actor Player {
         s.canPause = hasCurrent
         let isLoaded = hasCurrent && loadedToken != nil && loadedToken == queue.currentID?.serial
         s.canSeek = isLoaded && (pipelineSeeks || queue.current.map(Self.knownSeekable) == true)
-        s.trackIDs = queue.ids
         s.tracks = queue.tracks
         if queue.tracks != versionedTracks {
             queueVersion &+= 1

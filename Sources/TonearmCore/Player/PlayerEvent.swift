@@ -43,9 +43,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var canPlay = false
     public var canPause = false
     public var canSeek = false
-    public var trackIDs: [TrackID] = []
     /// The queue's entries in list order, with their metadata.
     public var tracks: [Track] = []
+    /// The queue's entry ids in list order (from `tracks`: the snapshot keeps the queue once).
+    public var trackIDs: [TrackID] { tracks.map(\.id) }
     /// Grows by one at every change of the queue's entries or their metadata.
     public var queueVersion: UInt64 = 0
     /// The entry that plays after the current one ends by itself.
