@@ -37,60 +37,38 @@ extension WebFace {
                 return self.stateNow
             }
         }
-        router.put("/api/v1/player/volume") { request, _ in
-            await Self.answer {
-                let body = try await Self.body(request)
-                try body.only(["volume"])
-                try await self.player.setVolume(try body.requiredNumber("volume"))
-                return self.stateNow
+        setting("volume", router) { try await self.player.setVolume(try $0.requiredNumber("volume")) }
+        setting("rate", router) { try await self.player.setRate(try $0.requiredNumber("rate")) }
+        setting("loop", router) { body in
+            let text = try body.requiredString("loop")
+            guard let loop = LoopStatus(rawValue: text) else {
+                throw WebProblem.badRequest("'loop' must be None, Track or Playlist, not '\(text)'")
             }
+            await self.player.setLoop(loop)
         }
-        router.put("/api/v1/player/rate") { request, _ in
-            await Self.answer {
-                let body = try await Self.body(request)
-                try body.only(["rate"])
-                try await self.player.setRate(try body.requiredNumber("rate"))
-                return self.stateNow
+        setting("shuffle", router) { body in
+            guard let on = try body.bool("shuffle") else { throw WebProblem.badRequest("'shuffle' is missing") }
+            await self.player.setShuffle(on)
+        }
+        setting("replaygain", key: "mode", router) { body in
+            let text = try body.requiredString("mode")
+            guard let mode = ReplayGainMode(rawValue: text) else {
+                throw WebProblem.badRequest("'mode' must be off, track, album or auto, not '\(text)'")
             }
+            await self.player.setReplayGainMode(mode)
         }
-        router.put("/api/v1/player/loop") { request, _ in
+        setting("output", key: "name", router) { try await self.player.setOutput(try $0.requiredString("name")) }
+    }
+
+    /// `PUT /api/v1/player/NAME` with a body of one field, `key` (NAME unless said): `apply` carries it out, and the
+    /// answer is the state after it.
+    private func setting(_ name: String, key: String? = nil, _ router: Router<BasicRequestContext>,
+                         _ apply: @escaping @Sendable (Body) async throws -> Void) {
+        router.put(RouterPath("/api/v1/player/\(name)")) { request, _ in
             await Self.answer {
                 let body = try await Self.body(request)
-                try body.only(["loop"])
-                let text = try body.requiredString("loop")
-                guard let loop = LoopStatus(rawValue: text) else {
-                    throw WebProblem.badRequest("'loop' must be None, Track or Playlist, not '\(text)'")
-                }
-                await self.player.setLoop(loop)
-                return self.stateNow
-            }
-        }
-        router.put("/api/v1/player/shuffle") { request, _ in
-            await Self.answer {
-                let body = try await Self.body(request)
-                try body.only(["shuffle"])
-                guard let on = try body.bool("shuffle") else { throw WebProblem.badRequest("'shuffle' is missing") }
-                await self.player.setShuffle(on)
-                return self.stateNow
-            }
-        }
-        router.put("/api/v1/player/replaygain") { request, _ in
-            await Self.answer {
-                let body = try await Self.body(request)
-                try body.only(["mode"])
-                let text = try body.requiredString("mode")
-                guard let mode = ReplayGainMode(rawValue: text) else {
-                    throw WebProblem.badRequest("'mode' must be off, track, album or auto, not '\(text)'")
-                }
-                await self.player.setReplayGainMode(mode)
-                return self.stateNow
-            }
-        }
-        router.put("/api/v1/player/output") { request, _ in
-            await Self.answer {
-                let body = try await Self.body(request)
-                try body.only(["name"])
-                try await self.player.setOutput(try body.requiredString("name"))
+                try body.only([key ?? name])
+                try await apply(body)
                 return self.stateNow
             }
         }

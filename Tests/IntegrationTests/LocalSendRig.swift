@@ -25,17 +25,7 @@ final class LocalSendRig: @unchecked Sendable {
         return root
     }()
 
-    static let venv: String = {
-        let script = root.appendingPathComponent("scripts/localsend-venv").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: script)
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try? p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
+    static let venv = setupScriptOutput(root.appendingPathComponent("scripts/localsend-venv"))
 
     /// Starts tonearmd with `[plugins.localsend]` set from `config` (enabled; alias "Tonearm test").
     /// `before` runs once the folders are known and before the daemon starts (to seed its storage).

@@ -260,3 +260,16 @@ public func decodedPCM(_ url: URL, through raw: URL) async throws -> Data {
     guard status == 0 else { throw TestRigError("decoding \(url.lastPathComponent) failed: \(err)") }
     return try Data(contentsOf: raw)
 }
+
+/// What a setup script prints (scripts/web-venv, scripts/localsend-venv: the bin folder of the venv it made), its
+/// errors left on stderr; "" when it cannot run.
+public func setupScriptOutput(_ script: URL) -> String {
+    let p = Process()
+    p.executableURL = script
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    guard (try? p.run()) != nil else { return "" }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}

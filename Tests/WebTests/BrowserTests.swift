@@ -18,16 +18,7 @@ import Testing
     }()
 
     /// The venv's bin folder (scripts/web-venv makes it once).
-    static let venv: String = {
-        let p = Process()
-        p.executableURL = root.appendingPathComponent("scripts/web-venv")
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try? p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
+    static let venv = setupScriptOutput(root.appendingPathComponent("scripts/web-venv"))
 
     /// Where the screenshots go (the README shows them).
     static let screenshots = root.appendingPathComponent(".build/screenshots")
