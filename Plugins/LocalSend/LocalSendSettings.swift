@@ -24,35 +24,29 @@ public struct LocalSendSettings: Sendable, Equatable {
 
     /// Reads the section; every key has a default (`accept = "ask"`, port 53317, HTTPS, discovery on).
     public init(section: [String: ConfigValue], hostName: String = ProcessInfo.processInfo.hostName) throws(TonearmError) {
-        let section = try ConfigSection("[plugins.localsend]", section, known: Self.keys)
-        func bool(_ key: String, _ fallback: Bool) throws(TonearmError) -> Bool { try section.bool(key, fallback) }
-        func string(_ key: String, _ fallback: String) throws(TonearmError) -> String { try section.string(key, fallback) }
-        func number(_ key: String, _ fallback: Double, _ range: ClosedRange<Double>) throws(TonearmError) -> Double {
-            try section.number(key, fallback, range)
-        }
-        func fail(_ key: String, _ what: String) -> TonearmError { section.fail(key, what) }
-        enabled = try bool("enabled", false)
+        let s = try ConfigSection("[plugins.localsend]", section, known: Self.keys)
+        enabled = try s.bool("enabled", false)
         let shortHost = hostName.split(separator: ".").first.map(String.init) ?? hostName
-        alias = try string("alias", shortHost.isEmpty ? "Tonearm" : "Tonearm on \(shortHost)")
-        port = Int(try number("port", 53317, 0...65535))
-        address = try string("address", "0.0.0.0")
-        switch try string("protocol", "https") {
+        alias = try s.string("alias", shortHost.isEmpty ? "Tonearm" : "Tonearm on \(shortHost)")
+        port = Int(try s.number("port", 53317, 0...65535))
+        address = try s.string("address", "0.0.0.0")
+        switch try s.string("protocol", "https") {
         case "https": https = true
         case "http": https = false
-        default: throw fail("protocol", "\"https\" or \"http\"")
+        default: throw s.fail("protocol", "\"https\" or \"http\"")
         }
-        discovery = try bool("discovery", true)
-        multicastGroup = try string("multicast-group", "224.0.0.167")
-        let modeName = try string("accept", "ask")
+        discovery = try s.bool("discovery", true)
+        multicastGroup = try s.string("multicast-group", "224.0.0.167")
+        let modeName = try s.string("accept", "ask")
         guard let mode = LocalSendMachine.AcceptMode(rawValue: modeName) else {
-            throw fail("accept", "one of " + LocalSendMachine.AcceptMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))
+            throw s.fail("accept", "one of " + LocalSendMachine.AcceptMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))
         }
         var pin: String?
-        switch section.table["pin"] {
+        switch s.table["pin"] {
         case nil: pin = nil
-        case .string(let s) where !s.isEmpty && s.count <= 64: pin = s
+        case .string(let text) where !text.isEmpty && text.count <= 64: pin = text
         case .int(let i) where i >= 0: pin = String(i)
-        case .some: throw fail("pin", "a string of 1 to 64 characters")
+        case .some: throw s.fail("pin", "a string of 1 to 64 characters")
         }
         if mode == .pin, pin == nil {
             throw TonearmError(.invalidConfig, "[plugins.localsend] accept = \"pin\" needs a pin = \"…\"")
@@ -60,11 +54,11 @@ public struct LocalSendSettings: Sendable, Equatable {
         let mb = Double(1 << 20)
         policy = LocalSendMachine.Policy(
             mode: mode, pin: pin,
-            maxFileBytes: Int64(try number("max-file-mb", 2048, 0.001...1_048_576) * mb),
-            maxSessionBytes: Int64(try number("max-session-mb", 8192, 0.001...1_048_576) * mb),
-            maxFiles: Int(try number("max-files", 500, 1...100_000)),
-            stallSeconds: try number("stall-seconds", 30, 0.1...3600),
-            askSeconds: try number("ask-seconds", 120, 1...86_400))
+            maxFileBytes: Int64(try s.number("max-file-mb", 2048, 0.001...1_048_576) * mb),
+            maxSessionBytes: Int64(try s.number("max-session-mb", 8192, 0.001...1_048_576) * mb),
+            maxFiles: Int(try s.number("max-files", 500, 1...100_000)),
+            stallSeconds: try s.number("stall-seconds", 30, 0.1...3600),
+            askSeconds: try s.number("ask-seconds", 120, 1...86_400))
     }
 
     /// The effective values, for `tonearm config`.

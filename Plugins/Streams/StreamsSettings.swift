@@ -34,8 +34,7 @@ public struct StreamsSettings: Sendable, Equatable {
         reconnectAttempts = try section.integer("reconnect-attempts", reconnectAttempts, 0...100)
         reconnectDelay = try section.number("reconnect-delay", reconnectDelay, 0...600)
         reconnectMaxDelay = try section.number("reconnect-max-delay", reconnectMaxDelay, 0...3600)
-        userAgent = try section.string("user-agent", userAgent)
-        if userAgent.contains(where: \.isNewline) { throw section.fail("user-agent", "a non-empty one-line string") }
+        userAgent = try section.line("user-agent") ?? userAgent
         playlistMaxBytes = try section.integer("playlist-max-bytes", playlistMaxBytes, 1024...(64 << 20))
         playlistMaxEntries = try section.integer("playlist-max-entries", playlistMaxEntries, 1...100_000)
         caFile = try section.path("ca-file")?.path

@@ -131,8 +131,9 @@ final class EventForwarder: Sendable {
             let (changed, tracksChanged) = sent.withLock { sent -> ([String: DBusValue], Bool) in
                 let changed = now.filter { sent.properties[$0.key] != $0.value }
                 sent.properties = now
-                let tracksChanged = sent.tracks != nil && sent.tracks != snapshot.trackIDs
-                sent.tracks = snapshot.trackIDs
+                let ids = snapshot.trackIDs
+                let tracksChanged = sent.tracks != nil && sent.tracks != ids
+                sent.tracks = ids
                 return (changed, tracksChanged)
             }
             if !changed.isEmpty {

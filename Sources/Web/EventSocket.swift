@@ -8,11 +8,12 @@ extension WebFace {
     /// The most frames a client may fall behind by before it is dropped (it reconnects and starts from a `state`).
     static let backlogLimit = 256
 
-    /// The `state` frame for the event numbered `sequence`, written once and shared by every client that follows.
-    func stateFrame(for sequence: UInt64) -> String {
-        if let cached = stateFrames.withLock({ $0?.sequence == sequence ? $0?.text : nil }) { return cached }
-        let text = JSON.object([("type", "state"), ("sequence", .int(Int64(sequence))), ("state", Shapes.state(player.state))]).text
-        stateFrames.withLock { $0 = (sequence, text) }
+    /// The frame for a Player event, written once and shared by every client that follows (with 100 clients a
+    /// change is serialized once, not 100 times); nil for an event with no frame of its own.
+    func sharedFrame(for item: Sequenced<PlayerEvent>) -> String? {
+        if let cached = sharedFrames.withLock({ $0?.sequence == item.sequence ? $0?.text : nil }) { return cached }
+        guard let text = frame(for: item)?.text else { return nil }
+        sharedFrames.withLock { $0 = (item.sequence, text) }
         return text
     }
 
@@ -73,7 +74,6 @@ extension WebFace {
         }
         for await item in subscription {
             if item.sequence <= last { continue }
-            let sequence = JSON.int(Int64(item.sequence))
             if item.sequence != last + 1 {
                 flushQueue(last)
                 let now = player.state
@@ -88,26 +88,33 @@ extension WebFace {
             default:
                 flushQueue(item.sequence)
             }
-            switch item.event {
-            case .changed, .buffering, .replayGainModeChanged, .outputChanged:
-                outbox.send(text: stateFrame(for: item.sequence))
-            case .seeked(let position):
-                outbox.send(["type": "seeked", "sequence": sequence, "position": .seconds(micro: position)])
-            case .tick(let id, let position, let length):
-                outbox.send(["type": "tick", "sequence": sequence, "id": Shapes.id(id), "position": .seconds(micro: position),
-                             "length": .seconds(micro: length > 0 ? length : nil)])
-            case .trackFailed(_, let uri, let error):
-                outbox.send(["type": "trackFailed", "sequence": sequence, "uri": .string(uri), "error": WebProblem(error).json])
-            case .lyricsChanged(let id, _):
-                outbox.send(["type": "lyrics", "sequence": sequence, "id": Shapes.id(id)])
-            case .lyricsLineChanged(let id, let index, let start, let text):
-                outbox.send(["type": "lyricsLine", "sequence": sequence, "id": Shapes.id(id), "index": .int(Int64(index)),
-                             "start": start < 0 ? .null : .seconds(micro: start), "text": .string(text)])
-            case .outputFailed(let name, let message):
-                outbox.send(["type": "outputFailed", "sequence": sequence, "name": .string(name), "message": .string(message)])
-            case .tickIntervalChanged, .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged:
-                break
-            }
+            if let frame = sharedFrame(for: item) { outbox.send(text: frame) }
+        }
+    }
+
+    /// What a Player event says to a client; nil for events with no frame of their own (queue edits are folded into
+    /// `queue` frames, the tick interval is not shown).
+    private func frame(for item: Sequenced<PlayerEvent>) -> JSON? {
+        let sequence = JSON.int(Int64(item.sequence))
+        switch item.event {
+        case .changed, .buffering, .replayGainModeChanged, .outputChanged:
+            return ["type": "state", "sequence": sequence, "state": Shapes.state(player.state)]
+        case .seeked(let position):
+            return ["type": "seeked", "sequence": sequence, "position": .seconds(micro: position)]
+        case .tick(let id, let position, let length):
+            return ["type": "tick", "sequence": sequence, "id": Shapes.id(id), "position": .seconds(micro: position),
+                    "length": .seconds(micro: length > 0 ? length : nil)]
+        case .trackFailed(_, let uri, let error):
+            return ["type": "trackFailed", "sequence": sequence, "uri": .string(uri), "error": WebProblem(error).json]
+        case .lyricsChanged(let id, _):
+            return ["type": "lyrics", "sequence": sequence, "id": Shapes.id(id)]
+        case .lyricsLineChanged(let id, let index, let start, let text):
+            return ["type": "lyricsLine", "sequence": sequence, "id": Shapes.id(id), "index": .int(Int64(index)),
+                    "start": start < 0 ? .null : .seconds(micro: start), "text": .string(text)]
+        case .outputFailed(let name, let message):
+            return ["type": "outputFailed", "sequence": sequence, "name": .string(name), "message": .string(message)]
+        case .tickIntervalChanged, .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged:
+            return nil
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// A JSON value as the web face writes it: `null` where the contract says null (Codable would leave the key out),
 /// and one encoder for every answer and event.
-public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral,
+public indirect enum JSON: Sendable, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral,
     ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
     case null
     case bool(Bool)
@@ -19,8 +19,6 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(nilLiteral: ()) { self = .null }
-
-    public static func == (a: JSON, b: JSON) -> Bool { a.bytes == b.bytes }
 
     /// `value` or null.
     static func string(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
@@ -40,19 +38,19 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
 
     func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += Array("null".utf8)
-        case .bool(let b): out += Array((b ? "true" : "false").utf8)
-        case .int(let i): out += Array(String(i).utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
             if d.isFinite {
                 // Whole numbers without ".0" noise, fractions to the microsecond (Swift's shortest form is valid
                 // JSON; no formatter, which would load ICU).
-                if d == d.rounded(), abs(d) < 1e15 { out += Array(String(Int64(d)).utf8) } else {
+                if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int64(d)).utf8) } else {
                     let micro = abs(d) < 1e12 ? (d * 1e6).rounded() / 1e6 : d
-                    out += Array("\(micro)".utf8)
+                    out.append(contentsOf: "\(micro)".utf8)
                 }
             } else {
-                out += Array("null".utf8)
+                out.append(contentsOf: "null".utf8)
             }
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let items):
@@ -85,7 +83,8 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByDictionaryLiteral, 
             case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                out.append(contentsOf: "\\u00".utf8)
+                out += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             default: out.append(byte)
             }
         }

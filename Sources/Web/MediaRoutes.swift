@@ -37,7 +37,7 @@ extension WebFace {
             await Self.answer {
                 let name = context.parameters.get("name") ?? ""
                 guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else { throw WebProblem.notFound("no such image") }
-                return try Self.image(at: self.artFolder.appendingPathComponent(name).path, request: request)
+                return try Self.image(at: self.artFolderPath + "/" + name, request: request)
             }
         }
         router.get("/api/v1/waveform/:id") { request, context in
@@ -62,21 +62,24 @@ extension WebFace {
     /// The link to a library or shares image, when it lies in the art cache (the only folder served by name).
     func artLink(_ artUrl: String?) -> String? {
         guard let artUrl, let url = URL(string: artUrl), url.isFileURL,
-              url.deletingLastPathComponent().standardizedFileURL.path == artFolder.standardizedFileURL.path else { return nil }
+              url.deletingLastPathComponent().standardizedFileURL.path == artFolderPath else { return nil }
         return "/api/v1/art/cache/\(url.lastPathComponent)"
     }
 
     /// An image file, with a tag from its size and time so that a browser asks again only when it changed.
     static func image(at path: String, request: Request) throws -> Response {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 16 << 20,
-              let data = FileManager.default.contents(atPath: path) else {
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 16 << 20 else {
             throw WebProblem(TonearmError(.noArt, "the cover art is gone"))
         }
         let tag = "\"\(info.st_size)-\(info.st_mtim.tv_sec)-\(info.st_mtim.tv_nsec)\""
         let headers: HTTPFields = [.eTag: tag, .cacheControl: "private, max-age=3600"]
+        // A browser that has it already is answered from the file's size and time, without reading it.
         if request.headers[.ifNoneMatch] == tag {
             return Response(status: .notModified, headers: headers)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw WebProblem(TonearmError(.noArt, "the cover art is gone"))
         }
         return WebResponses.bytes(Array(data), type: imageType(data), headers: headers)
     }

@@ -59,10 +59,11 @@ extension WebFace {
                 var after: TrackID?
                 switch body.fields["after"] {
                 case nil, .null?: after = nil
-                case .number(let n)? where n >= 0 && n == n.rounded() && n < 1e18:
-                    after = TrackID(serial: UInt64(n))
-                    guard snapshot.trackIDs.contains(after!) else { throw WebProblem(TonearmError.noSuchTrack(String(UInt64(n)))) }
-                default: throw WebProblem.badRequest("'after' must be a queue entry id or null (the front)")
+                case let field:
+                    guard let serial = Self.serial(field) else {
+                        throw WebProblem.badRequest("'after' must be a queue entry id or null (the front)")
+                    }
+                    after = try Self.entry(serial, in: snapshot)
                 }
                 if after != id { try await self.player.move(id, after: after) }
                 return WebResponses.json(Shapes.queue(self.player.state.snapshot))
@@ -83,12 +84,11 @@ extension WebFace {
         case nil, .string("end")?: return .end
         case .string("next")?: return .afterCurrent
         case .string("front")?: return .front
-        case .number(let n)? where n >= 0 && n == n.rounded() && n < 1e18:
-            let id = TrackID(serial: UInt64(n))
-            guard player.state.snapshot.trackIDs.contains(id) else { throw WebProblem(TonearmError.noSuchTrack(String(UInt64(n)))) }
-            return .after(id)
-        default:
-            throw WebProblem.badRequest("'at' must be \"end\", \"next\", \"front\" or a queue entry id")
+        case let field:
+            guard let serial = Self.serial(field) else {
+                throw WebProblem.badRequest("'at' must be \"end\", \"next\", \"front\" or a queue entry id")
+            }
+            return .after(try Self.entry(serial, in: player.state.snapshot))
         }
     }
 }

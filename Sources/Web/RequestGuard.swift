@@ -11,7 +11,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
     let access: WebAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let problem = await access.check(request) { return WebResponses.problem(problem) }
+        if let problem = access.check(request) { return WebResponses.problem(problem) }
         do {
             switch request.method {
             case .options:
@@ -39,7 +39,7 @@ final class WebAccess: Sendable {
     init(settings: WebSettings) { self.settings = settings }
 
     /// Why `request` is refused, or nil.
-    func check(_ request: Request) async -> WebProblem? {
+    func check(_ request: Request) -> WebProblem? {
         let host = request.head.authority ?? ""
         guard isAllowed(host: host) else {
             return .forbidden("this server does not answer to the host '\(host)' (add it to [web] allowed-hosts)")

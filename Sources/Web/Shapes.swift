@@ -59,8 +59,8 @@ enum Shapes {
 
     static func offer(_ o: PendingShareOffer) -> JSON {
         ["id": .string(o.id), "sender": .string(o.sender), "address": .string(o.address), "fingerprint": .string(o.fingerprint),
-         "files": .array(zip(o.files, o.sizes + Array(repeating: 0, count: max(0, o.files.count - o.sizes.count))).map {
-             ["name": .string($0.0), "size": .int($0.1)]
+         "files": .array(o.files.indices.map { i in
+             ["name": .string(o.files[i]), "size": .int(i < o.sizes.count ? o.sizes[i] : 0)]
          })]
     }
 }

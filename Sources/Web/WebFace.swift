@@ -20,12 +20,12 @@ public final class WebFace: Sendable {
     let playlists: (any PlaylistsAPI)?
     let waveforms: WaveformService?
     /// Cover art the library and shares extracted lives here; only files in it are served by name.
-    let artFolder: URL
+    let artFolderPath: String
     let logger: Logger
     let access: WebAccess
     private let bound = Mutex<Int?>(nil)
-    /// The last `state` frame written, for the next client following the same event.
-    let stateFrames = Mutex<(sequence: UInt64, text: String)?>(nil)
+    /// The last event frame written, for the next client following the same event.
+    let sharedFrames = Mutex<(sequence: UInt64, text: String)?>(nil)
     /// The largest request body taken.
     static let maximumBody = 64 << 10
     /// How long a connection may stay silent, or take to send a request's header.
@@ -39,7 +39,7 @@ public final class WebFace: Sendable {
         self.shares = shares
         self.playlists = playlists
         self.waveforms = waveforms
-        self.artFolder = artFolder
+        artFolderPath = artFolder.standardizedFileURL.path
         self.logger = logger
         access = WebAccess(settings: settings)
     }
@@ -186,11 +186,22 @@ public final class WebFace: Sendable {
 
     /// The queue entry named by the path's `id`.
     static func entry(_ context: BasicRequestContext, in snapshot: PlayerSnapshot) throws -> TrackID {
-        guard let text = context.parameters.get("id"), let serial = UInt64(text) else {
+        guard let serial = context.parameters.get("id").flatMap(UInt64.init) else {
             throw WebProblem.badRequest("the queue entry id must be a whole number")
         }
+        return try entry(serial, in: snapshot)
+    }
+
+    /// The queue entry numbered `serial`; it must be in the queue.
+    static func entry(_ serial: UInt64, in snapshot: PlayerSnapshot) throws -> TrackID {
         let id = TrackID(serial: serial)
-        guard snapshot.trackIDs.contains(id) else { throw WebProblem(TonearmError.noSuchTrack(String(serial))) }
+        guard snapshot.holds(id) else { throw WebProblem(TonearmError.noSuchTrack(String(serial))) }
         return id
+    }
+
+    /// A body field naming a queue entry by its number; nil when it is not a whole number ≥ 0.
+    static func serial(_ field: JSONField?) -> UInt64? {
+        guard case .number(let n)? = field, n >= 0, n == n.rounded(), n < 1e18 else { return nil }
+        return UInt64(n)
     }
 }

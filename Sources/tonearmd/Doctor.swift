@@ -91,7 +91,7 @@ struct Doctor {
 
         checks.append(webCheck(settings.web, configFile: configFile))
 
-        let musicFolders = (try? Tonearmd.musicFolders(settings.pluginSections["library"] ?? [:])) ?? [music]
+        let musicFolders = (try? LibrarySettings(section: settings.pluginSections["library"] ?? [:], environment: environment).folders) ?? [music]
         for folder in musicFolders where !FileManager.default.fileExists(atPath: folder.path) {
             checks.append(Check(name: "library", verdict: .warning, detail: "the music folder \(folder.path) does not exist",
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))

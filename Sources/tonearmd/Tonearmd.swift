@@ -344,14 +344,9 @@ struct Tonearmd: AsyncParsableCommand {
         }
     }
 
-    /// `[plugins.library] folders = [...]`, else the XDG music folder.
     /// This executable (for the loudness worker, which is tonearmd started with --measure-loudness).
     static var executablePath: String? {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
-    }
-
-    static func musicFolders(_ section: [String: ConfigValue]) throws -> [URL] {
-        do { return try LibrarySettings(section: section).folders } catch { throw Failure(message: error.message, code: 2) }
     }
 
     /// A command-line argument as a URI: URIs stay, paths become absolute file:// URIs.

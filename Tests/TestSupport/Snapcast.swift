@@ -110,8 +110,8 @@ public final class Snapcast: @unchecked Sendable {
             do {
                 try await launch()
                 return
-            } catch let error as TestRigError where attempt < 5 && serverLog.contains("Address already in use") {
-                _ = error
+            } catch is TestRigError where attempt < 5 && serverLog.contains("Address already in use") {
+                continue
             }
         }
     }
@@ -184,20 +184,11 @@ public final class Snapcast: @unchecked Sendable {
     /// What the running server has logged.
     public var serverLog: String { server?.writtenOutput ?? "" }
 
-    /// Whether a listening socket could take 127.0.0.1:`port` now (with SO_REUSEADDR, as servers bind).
+    /// Whether a listening socket could take 127.0.0.1:`port` now.
     func canBindLoopback(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        let socket = LoopbackSocket()
+        defer { socket.close() }
+        return socket.bind(port: port)
     }
 
     /// Kills the server at once, as a crash would.

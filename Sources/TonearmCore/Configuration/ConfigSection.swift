@@ -47,6 +47,20 @@ public struct ConfigSection: Sendable {
         try string(key) ?? fallback
     }
 
+    /// A non-empty string of one line (a password, a user agent), or nil when the key is not set.
+    public func line(_ key: String) throws(TonearmError) -> String? {
+        let text = try string(key)
+        if text?.contains(where: \.isNewline) == true { throw fail(key, "one line of text") }
+        return text
+    }
+
+    /// An IP address written out (not a name to look up); `example` shows one in the error.
+    public func ipAddress(_ key: String, _ fallback: String, example: String) throws(TonearmError) -> String {
+        let address = try string(key, fallback)
+        guard MPDProtocolSettings.isIPAddress(address) else { throw fail(key, "an IP address such as \(example)") }
+        return address
+    }
+
     /// One of a fixed set of words.
     public func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ fallback: T) throws(TonearmError) -> T where T.RawValue == String {
         guard table[key] != nil else { return fallback }

@@ -27,11 +27,9 @@ public struct MPDProtocolSettings: Sendable, Equatable {
         let section = try ConfigSection("\(origin): [mpd-protocol]", table, known: keys)
         var s = MPDProtocolSettings()
         s.enabled = try section.bool("enabled", false)
-        s.address = try section.string("address", s.address)
-        guard isIPAddress(s.address) else { throw section.fail("address", "an IP address such as \"127.0.0.1\" or \"::1\"") }
+        s.address = try section.ipAddress("address", s.address, example: "\"127.0.0.1\" or \"::1\"")
         s.port = try section.integer("port", s.port, 0...65535)
-        s.password = try section.string("password")
-        if s.password?.contains("\n") == true { throw section.fail("password", "one line of text") }
+        s.password = try section.line("password")
         s.unixSocket = try section.path("unix-socket")?.path
         s.connectionTimeout = try section.integer("connection-timeout", s.connectionTimeout, 1...86_400)
         return s

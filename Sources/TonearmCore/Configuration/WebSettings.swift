@@ -66,11 +66,9 @@ public struct WebSettings: Sendable, Equatable {
         let section = try ConfigSection("\(origin): [web]", table, known: keys)
         var s = WebSettings()
         s.enabled = try section.bool("enabled", true)
-        s.address = try section.string("address", s.address)
-        guard isIPAddress(s.address) else { throw section.fail("address", "an IP address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"") }
+        s.address = try section.ipAddress("address", s.address, example: "\"127.0.0.1\", \"0.0.0.0\" or \"::1\"")
         s.port = try section.integer("port", s.port, 0...65535)
-        s.password = try section.string("password")
-        if s.password?.contains("\n") == true { throw section.fail("password", "one line of text") }
+        s.password = try section.line("password")
         s.allowedHosts = try section.strings("allowed-hosts")?.map { $0.lowercased() } ?? []
         if s.allowedHosts.contains(where: { $0.contains("/") }) { throw section.fail("allowed-hosts", "a list of host names such as [\"music.home.arpa\"]") }
         s.certificate = try section.path("certificate")?.path

@@ -47,6 +47,12 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var tracks: [Track] = []
     /// The queue's entry ids in list order (from `tracks`: the snapshot keeps the queue once).
     public var trackIDs: [TrackID] { tracks.map(\.id) }
+    /// Whether `id` is in the queue (without building `trackIDs`).
+    public func holds(_ id: TrackID) -> Bool { tracks.contains { $0.id == id } }
+    /// Whether the two snapshots list the same entries in the same order (without building `trackIDs`).
+    public func hasSameEntries(as other: PlayerSnapshot) -> Bool {
+        tracks.lazy.map(\.id).elementsEqual(other.tracks.lazy.map(\.id))
+    }
     /// Grows by one at every change of the queue's entries or their metadata.
     public var queueVersion: UInt64 = 0
     /// The entry that plays after the current one ends by itself.

@@ -130,7 +130,9 @@ async function connect() {
   const s = await api('GET', '/state', undefined, true);
   if (conn === 'login') return;
   if (!s) { retry(); return; }
-  stateSeq = -Infinity; // a restarted daemon counts from the start again
+  stateSeq = -Infinity; // a restarted daemon counts from the start again, its queue versions too
+  queue.version = null;
+  queueAsked = null;
   applyState(s);
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/events`);
   socket = ws;
@@ -176,8 +178,6 @@ function onEvent(m) {
       if (conn !== 'open') {
         setConn('open');
         backoff = 500;
-        queue.version = null; // a restarted daemon may count its versions from the start again
-        loadQueue();
         loadShares();
       }
       break;
@@ -192,7 +192,7 @@ function onEvent(m) {
       }
       break;
     case 'queue':
-      if (m.version !== queue.version) loadQueue();
+      wantQueue(m.version);
       break;
     case 'lyrics':
       loadLyrics();
@@ -261,7 +261,7 @@ function applyState(s) {
   markCurrent();
   if (changed) { loadWave(); loadLyrics(); }
   markLine(s.lyricsLine ? s.lyricsLine.index : -1);
-  if (s.queueVersion !== queue.version) loadQueue();
+  wantQueue(s.queueVersion);
   kick();
 }
 
@@ -496,14 +496,21 @@ $('art').addEventListener('error', () => { $('art').hidden = true; });
 
 // ---- Queue ----
 
-let queue = {version: null, current: null, tracks: []}, queueLoading = false, queueAgain = false;
+let queue = {version: null, current: null, tracks: []}, queueLoading = false, queueAgain = false, queueAsked = null;
+
+// The queue at `version`: fetched once, however many states and queue frames name that version meanwhile.
+function wantQueue(version) {
+  if (version === queue.version || version === queueAsked) return;
+  queueAsked = version;
+  loadQueue();
+}
 
 async function loadQueue() {
   if (queueLoading) { queueAgain = true; return; }
   queueLoading = true;
   const q = await api('GET', '/queue', undefined, true);
   queueLoading = false;
-  if (q) renderQueue(q);
+  if (q) renderQueue(q); else queueAsked = null; // asked again at the next mention of a version
   if (queueAgain) { queueAgain = false; loadQueue(); }
 }
 

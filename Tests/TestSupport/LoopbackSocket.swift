@@ -1,29 +1,39 @@
 import Glibc
 
-/// A raw TCP socket on 127.0.0.1, for what no well-behaved client does: a header never finished, a client that
-/// never reads, a port held by "another program".
-final class LoopbackSocket: Sendable {
-    let fd: Int32
+/// A raw TCP socket on 127.0.0.1, for what no well-behaved client does (a header never finished, a client that
+/// never reads, a port held by "another program") and for asking whether a port is free.
+public final class LoopbackSocket: Sendable {
+    public let fd: Int32
 
     /// A socket; `receiveBuffer` shrinks the kernel's receive buffer (set before connecting, so the window is small).
-    init(receiveBuffer: Int32? = nil) {
+    public init(receiveBuffer: Int32? = nil) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
     /// Connects to `port`; false when refused.
-    func connect(port: Int) -> Bool {
+    public func connect(port: Int) -> Bool {
         var address = Self.address(port: port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
     }
 
+    /// Whether `port` can be bound now, as servers bind it (SO_REUSEADDR).
+    public func bind(port: Int) -> Bool {
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.address(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
     /// Binds a free port (and listens when asked); returns the port.
-    func bindFreePort(listening: Bool = false) -> Int {
+    public func bindFreePort(listening: Bool = false) -> Int {
         var address = Self.address(port: 0)
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         if listening { listen(fd, 4) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -34,17 +44,17 @@ final class LoopbackSocket: Sendable {
     }
 
     @discardableResult
-    func send(_ text: String) -> Int { text.withCString { Glibc.send(fd, $0, strlen($0), 0) } }
+    public func send(_ text: String) -> Int { text.withCString { Glibc.send(fd, $0, strlen($0), 0) } }
 
     /// Waits (at most `seconds`) for a byte or the end: 0 when the other side closed, -1 on timeout, 1 for a byte.
-    func awaitEnd(seconds: Int) -> Int {
+    public func awaitEnd(seconds: Int) -> Int {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0)
     }
 
-    func close() { Glibc.close(fd) }
+    public func close() { Glibc.close(fd) }
 
     static func address(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
