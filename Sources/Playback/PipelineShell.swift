@@ -450,7 +450,7 @@ final class PipelineShell: Sendable {
             var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
             gst_message_parse_state_changed(message, &old, &new, &pending)
             guard pending == GST_STATE_VOID_PENDING, new == tn_state_target(playbin) else { return nil }
-            return .settled(Self.pipelineState(new))
+            return .settled(Self.pipelineState(new), position: position)
         case GST_MESSAGE_ASYNC_DONE:
             let current = tn_state_current(playbin)
             let settled = current == tn_state_target(playbin) ? Self.pipelineState(current) : nil

@@ -39,8 +39,8 @@ public struct PlaybackMachine: Sendable {
         /// Our marker posted just before seek `serial` came through the bus: an ASYNC_DONE from now on is that
         /// seek's (or a later one's), never an earlier one's.
         case seekMarker(UInt64)
-        /// playbin settled in `state`, its target (transitions on the way are not passed in).
-        case settled(PipelineState)
+        /// playbin settled in `state`, its target (transitions on the way are not passed in), at `position` (ns).
+        case settled(PipelineState, position: Int64? = nil)
         /// ASYNC_DONE, with what the shell read from the pipeline right then.
         case asyncDone(position: Int64?, duration: Int64?, seekable: Bool?, settled: PipelineState?)
         /// STREAM_START with playbin's group id, and what the shell read from the pipeline right then.
@@ -160,6 +160,10 @@ public struct PlaybackMachine: Sendable {
     private var pausedWhileSeeking = false
     /// The latest seek effect is such a second seek: no third.
     private var seekRepeated = false
+    /// A seek that settled before the pipeline was back in PLAYING: where it went. A pause that lands before PLAYING
+    /// can leave the pipeline at the target plus the time played before the seek (see `asyncDone`); the position it
+    /// settles paused at is checked against this.
+    private var landedBeforePlaying: Int64?
     /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
     private(set) var seekTarget: Int64?
     private var buffering = false
@@ -243,8 +247,9 @@ public struct PlaybackMachine: Sendable {
 
     private mutating func pipelineMessage(_ input: Input) -> [Effect] {
         switch input {
-        case .settled(let state):
+        case .settled(let state, let position):
             guard !seekInFlight, startSeek == nil, !buffering else { return [] }
+            if let again = seekAgainIfLandedAway(state, position: position) { return again }
             return report(Self.playbackState(state))
         case .asyncDone(let position, let duration, let seekable, let settled):
             return asyncDone(position: position, duration: duration, seekable: seekable, settled: settled)
@@ -410,6 +415,7 @@ public struct PlaybackMachine: Sendable {
     /// A seek effect with the next serial; no hand-over until it has been issued.
     private mutating func seekEffect(_ position: Int64) -> Effect {
         seekIssuing = true
+        landedBeforePlaying = nil
         seekRepeated = false
         seekPosition = position
         seekSerial += 1
@@ -518,6 +524,10 @@ public struct PlaybackMachine: Sendable {
             if known == true { seekable = true }
             if let item, !seekIsSilent { effects.append(.emit(.seekCompleted(item, position ?? 0))) }
             seekIsSilent = false
+            landedBeforePlaying = settled == .playing || seekRepeated ? nil : seekPosition
+        } else if !seekInFlight, startSeek == nil, !buffering, let settled,
+                  let again = seekAgainIfLandedAway(settled, position: position) {
+            return again + durationEvents(duration)
         }
         effects += durationEvents(duration)
         // A settled pipeline whose state is its target: report it (once).
@@ -525,6 +535,26 @@ public struct PlaybackMachine: Sendable {
             effects += report(Self.playbackState(settled))
         }
         return effects
+    }
+
+    /// A pause that came just after a seek settled, before the pipeline was back in PLAYING, meets the same GStreamer
+    /// fault as one during the seek (see `asyncDone`): settled paused away from where the seek went, the seek is made
+    /// again, silently (its `.seekCompleted` was sent), and `.paused` is reported once it lands. Any settled PLAYING
+    /// ends the watch.
+    private mutating func seekAgainIfLandedAway(_ settled: PipelineState, position: Int64?) -> [Effect]? {
+        guard let target = landedBeforePlaying, settled != .ready, settled != .null else { return nil }
+        guard settled == .paused, status == .paused, phase == .running else {
+            landedBeforePlaying = nil
+            return nil
+        }
+        guard let position, abs(position - target) > 100_000_000 else { return nil }
+        landedBeforePlaying = nil
+        seekInFlight = true
+        seekIsSilent = true
+        seekTarget = target
+        let again = seekEffect(target)
+        seekRepeated = true
+        return [.log("paused at \(position) ns before playing after a seek: seeking again to \(target) ns"), again]
     }
 
     /// Why the seek that just settled is to be made again (see `asyncDone`), or nil.
@@ -696,6 +726,7 @@ public struct PlaybackMachine: Sendable {
         seekIssuing = false
         pausedWhileSeeking = false
         seekRepeated = false
+        landedBeforePlaying = nil
         seekTarget = nil
         silentStart = false
         buffering = false

@@ -2,6 +2,7 @@ import Foundation
 import Playback
 import Testing
 import TestSupport
+import Logging
 
 @Suite("PlaybackEngine")
 struct PlaybackEngineTests {
@@ -265,7 +266,9 @@ struct PlaybackEngineTests {
         defer { burners.stop() }
         let url = dir.file("forty.wav")
         try sine(0..<(40 * 44_100)).write(to: url)
-        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        var debugLogger = Logger(label: "seek-pause")
+        debugLogger.logLevel = .debug
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true", logger: debugLogger)
         let log = EventLog(engine)
         func seeksDone() -> Int { log.events.filter { if case .seekCompleted = $0 { return true }; return false }.count }
         for round in 0..<15 {

@@ -242,6 +242,47 @@ import Testing
         #expect(r.events.contains(.seekCompleted(Self.a, 30_345_000_000)))
     }
 
+    @Test("a pause just after a seek settled, before PLAYING came back: paused away from the target, the seek is made again, silently",
+          arguments: [Int64(30_305_000_000), 30 * s])
+    func pauseBeforePlayingAfterASeek(pausedAt: Int64) {
+        var r = Rig()
+        r.play(Self.a)
+        _ = r.takeEffects()
+        r.send(.seek(30 * Self.s, now: r.t0))
+        // Settled while playbin is still on its way back to PLAYING (current PAUSED, target PLAYING).
+        r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: nil))
+        #expect(r.events == [.seekCompleted(Self.a, 30 * Self.s)])
+        r.send(.pause(now: r.t0))
+        _ = r.takeEffects()
+        r.send(.settled(.paused, position: pausedAt))
+        guard pausedAt != 30 * Self.s else {
+            #expect(r.seeks.isEmpty, "at the target: nothing to mend")
+            #expect(r.events == [.stateChanged(.paused)])
+            return
+        }
+        #expect(r.seeks == [30 * Self.s])
+        #expect(r.events.isEmpty, "no state until the second seek lands")
+        #expect(r.machine.snapshot.positionOverride == 30 * Self.s)
+        r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
+        #expect(r.seeks == [30 * Self.s])
+        #expect(r.events == [.stateChanged(.paused)], "one Seeked in all: this seek is silent")
+        #expect(r.machine.snapshot.positionOverride == nil)
+    }
+
+    @Test("a seek followed by PLAYING, then a pause: no second seek whatever the position")
+    func playingAfterTheSeekEndsTheWatch() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.seek(30 * Self.s, now: r.t0))
+        r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: nil))
+        r.send(.settled(.playing, position: 30 * Self.s))
+        r.send(.pause(now: r.t0))
+        _ = r.takeEffects()
+        r.send(.settled(.paused, position: 31 * Self.s))
+        #expect(r.seeks.isEmpty)
+        #expect(r.events == [.stateChanged(.paused)])
+    }
+
     @Test("pause then seek, or a seek that settles before the pause: no second seek", arguments: [true, false])
     func noSecondSeekWithoutAPauseDuringIt(pauseFirst: Bool) {
         var r = Rig()
