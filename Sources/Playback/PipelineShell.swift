@@ -358,9 +358,9 @@ final class PipelineShell: Sendable {
         // Handing over a missing or non-audio file stalls the pipeline: refuse it now and let the current item end.
         let effects: [PlaybackMachine.Effect]
         if let problem = MediaPrecheck.check(next.uri, typefind: true) {
-            effects = machine.withLock { $0.refuse(next, problem, generation: generation) }
+            effects = machine.withLock { $0.handle(.refuse(next, problem, generation: generation)).effects }
         } else {
-            effects = machine.withLock { $0.handOver(next, generation: generation) }
+            effects = machine.withLock { $0.handle(.handOver(next, generation: generation)).effects }
         }
         // Only setURI, a wake, a post or a log: nothing here waits for a command.
         for effect in effects {

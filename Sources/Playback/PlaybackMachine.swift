@@ -5,6 +5,10 @@
 /// (set state, seek, set URI, post a marker, emit an event) come out. `PipelineShell` feeds it from GStreamer's
 /// threads and performs what it returns; the tests drive it with tables.
 ///
+/// Its state is a `State` whose cases carry their own data (`PlaybackMachine+State.swift`): a seek in flight, a
+/// hand-over or a drain exists only inside the state where it can happen, so an impossible mix cannot be stored.
+/// Every change goes through `handle`.
+///
 /// Ordering: a load or a stop starts a new generation and posts a marker carrying it on the bus; bus messages are
 /// ignored until that marker has come through (`busGeneration == generation`), so a stale EOS or error from a
 /// replaced item is never taken for the new one.
@@ -30,6 +34,12 @@ public struct PlaybackMachine: Sendable {
         case setRate(Double, position: Int64?, now: ContinuousClock.Instant)
         /// The `.reset` effect is done: the pipeline is READY with no streaming thread left.
         case resetDone
+        /// about-to-finish (a streaming thread) hands `next` over after the item `finishingItem()` named for
+        /// generation `generation`; dropped if anything changed since.
+        case handOver(PlaybackItem, generation: UInt64)
+        /// about-to-finish found `next` unplayable (a missing file) before handing it over: the current item ends
+        /// normally and `next` is reported failed.
+        case refuse(PlaybackItem, PlaybackError, generation: UInt64)
         /// The `.seek` effect returned (false: GStreamer refused it).
         case seekIssued(Bool)
         /// Our own marker message came through the bus.
@@ -92,93 +102,33 @@ public struct PlaybackMachine: Sendable {
         public var positionOverride: Int64?
     }
 
-    enum Phase: Equatable {
-        /// Nothing loaded, stopped, or the current item failed.
-        case idle
-        /// Waiting for the first preroll (ASYNC_DONE) before the deadline.
-        case prerolling(deadline: ContinuousClock.Instant)
-        case running
-        /// EOS reached (or a stalled drain ended): waiting for load/stop.
-        case finished
-    }
-
-    /// Progress watch of the current item once a hand-over failed or is pending.
-    struct Drain: Equatable {
-        var lastPosition: Int64?
-        var lastAdvance: ContinuousClock.Instant
-        /// The current item's duration before the hand-over: a query now may answer for the next item.
-        var duration: Int64?
-    }
-
     public let prerollTimeout: Duration
 
+    /// What the pipeline is doing, with what that state needs to know.
+    private(set) var state = State.idle
     // Generations (see the type's comment).
     private(set) var generation: UInt64 = 0
     private(set) var busGeneration: UInt64 = 0
+    /// Seeks issued, and the serial of the last seek whose marker came through the bus: only an ASYNC_DONE popped
+    /// after a seek's marker settles it (an earlier seek's, popped late on a loaded machine, would clear the target
+    /// while the pipeline still flushes and answers positions from the old running time).
+    private(set) var seekSerial: UInt64 = 0
+    private var seekSerialSeen: UInt64 = 0
 
+    /// The item played, held, finished or failed; kept after a stop so that play starts it again.
     private(set) var item: PlaybackItem?
     /// What clients were told: the state the pipeline is brought to as soon as it can be.
     private(set) var status = PlaybackState.stopped
-    private(set) var phase = Phase.idle
     private(set) var rate = 1.0
-    /// nil until known; once seekable, an item stays so (a query can fail while the pipeline is busy).
-    private(set) var seekable: Bool?
-
-    /// Items handed over in about-to-finish that have not started yet (oldest first).
-    private(set) var pending: [PlaybackItem] = []
-    /// Next items refused before the hand-over (missing file), to report as failed.
-    private var rejected: [PlaybackItem: PlaybackError] = [:]
-    private var rejectedOrder: [PlaybackItem] = []
-    /// False from a load's decision until its reset is done: about-to-finish of the old item must not hand over.
-    private(set) var acceptsHandOver = true
-    private var started = false
-    /// The stream-start group id of the current item (a flushing seek repeats it).
-    private var currentGroup: UInt32?
-    /// A reload of the same item: its STREAM_START is not a new `.started`.
-    private var silentStart = false
-
-    /// A seek to make once the item has prerolled (a start position, a seek during preroll, a rate).
-    private(set) var startSeek: Int64?
-    /// Whether the start seek ends with `.seekCompleted` (a restore, a reload or a user's seek; not a bare rate).
-    private var startSeekReports = false
-    private var startSeekInFlight = false
-    /// From the decision to seek until gst_element_seek returns: no hand-over meanwhile (it would play the next
-    /// item from the seek position).
-    private(set) var seekIssuing = false
-    private(set) var seekInFlight = false
-    /// Seeks issued, and the serial of the last seek whose marker came through the bus: only an ASYNC_DONE popped
-    /// after the latest seek's marker settles it (an earlier seek's, popped late on a loaded machine, would clear
-    /// the target while the pipeline still flushes and answers positions from the old running time).
-    private(set) var seekSerial: UInt64 = 0
-    private var seekSerialSeen: UInt64 = 0
-    /// An internal seek (the rate carried over a hand-over): no `.seekCompleted`.
-    private var seekIsSilent = false
-    /// Where the latest seek effect went (also a silent one's, which sets no `seekTarget`).
-    private var seekPosition: Int64 = 0
-    /// A pause came while a seek made in PLAYING was under way: that seek is made again once it settles (see
-    /// `asyncDone`).
-    private var pausedWhileSeeking = false
-    /// The latest seek effect is such a second seek: no third.
-    private var seekRepeated = false
-    /// A seek that settled before the pipeline was back in PLAYING: where it went. A pause that lands before PLAYING
-    /// can leave the pipeline at the target plus the time played before the seek (see `asyncDone`); the position it
-    /// settles paused at is checked against this.
-    private var landedBeforePlaying: Int64?
-    /// Where a seek (or a start at a position) is going until it settles: what Position reads meanwhile.
-    private(set) var seekTarget: Int64?
-    private var buffering = false
-    /// Since when playbin has sat in PAUSED while it should play, and whether it was nudged since (`stateCheck`).
-    private var stuckSince: ContinuousClock.Instant?
-    private var stuckNudged = false
-    /// The fill level last reported with `.buffering` for the current item.
-    private var bufferingLevel = 100
+    /// What the pipeline has shown of the current item's stream.
+    private(set) var media = Media()
+    /// From a `.reset` effect until `.resetDone`: the old item's about-to-finish must not hand over meanwhile.
+    private(set) var awaitingReset = false
+    /// Next items refused before the hand-over (a missing file), in order, to report as failed.
+    private var rejected: [Rejection] = []
     private var reported: PlaybackState? = .stopped
     /// An error happened since the last NULL: the next reset goes through NULL.
     private var dirty = false
-    private var lastDuration: Int64??
-    private var tags = StreamTags()
-    private var draining: Drain?
-    private var handOverWatch: Drain?
 
     public init(prerollTimeout: Duration = .seconds(10)) {
         self.prerollTimeout = prerollTimeout
@@ -192,8 +142,8 @@ public struct PlaybackMachine: Sendable {
         s.rate = rate
         guard status != .stopped, let item else { return s }
         s.item = item
-        s.canSeek = item.knownSeekable || seekable == true
-        s.positionOverride = seekTarget
+        s.canSeek = item.knownSeekable || media.seekable == true
+        s.positionOverride = state.positionOverride
         return s
     }
 
@@ -203,13 +153,37 @@ public struct PlaybackMachine: Sendable {
     public var reportedState: PlaybackState { reported ?? .stopped }
     /// Whether the bus thread should wake often: a deadline or a hand-over is being watched.
     public var isWatching: Bool {
-        if case .prerolling = phase { return true }
-        return draining != nil || handOverWatch != nil || !pending.isEmpty
+        if case .prerolling = state { return true }
+        return state.handOver.map { $0 != .clear } ?? false
+    }
+
+    /// The item about to end and the generation it belongs to, or nil when no hand-over may be made now: a reset or
+    /// a seek is decided or under way (a hand-over made before a flushing seek went through would play the next item
+    /// from the seek position; about-to-finish fires again once the item drains after the seek).
+    public func finishingItem() -> (PlaybackItem, UInt64)? {
+        guard mayHandOver, let finishing = state.handOver?.pending.last ?? item else { return nil }
+        return (finishing, generation)
+    }
+
+    private var mayHandOver: Bool {
+        guard !awaitingReset else { return false }
+        switch state {
+        case .prerolling(let preroll): return preroll.startSeek == nil
+        case .running(let running): return !running.seek.isIssuing
+        case .idle, .finished: return false
+        }
     }
 
     // MARK: - Inputs
 
     public mutating func handle(_ input: Input) -> Step {
+        if let impossible = impossibility(of: input) {
+            #if DEBUG
+            preconditionFailure("PlaybackMachine in \(state): \(impossible)")
+            #else
+            return Step(effects: [.log("ignored in \(state): \(impossible)")], accepted: false)
+            #endif
+        }
         switch input {
         case .load(let item, let paused, let position, let reload, let now):
             return Step(effects: load(item, paused: paused, at: position, reload: reload, now: now))
@@ -220,9 +194,11 @@ public struct PlaybackMachine: Sendable {
         case .seek(let position, let now): return seek(to: position, now: now)
         case .setRate(let rate, let position, let now): return setRate(rate, position: position, now: now)
         case .resetDone:
-            acceptsHandOver = true
+            awaitingReset = false
             return Step()
         case .seekIssued(let ok): return Step(effects: seekIssued(ok), accepted: ok)
+        case .handOver(let next, let gen): return Step(effects: handOver(next, generation: gen))
+        case .refuse(let next, let error, let gen): return Step(effects: refuse(next, error, generation: gen))
         case .marker(let gen, let stopped):
             busGeneration = gen
             guard stopped, gen == generation else { return Step() }
@@ -232,11 +208,10 @@ public struct PlaybackMachine: Sendable {
             return Step()
         case .rejectedMarker(let gen):
             guard gen == generation, busGeneration == generation else { return Step() }
-            let refused = rejectedOrder.compactMap { item in rejected[item].map { (item, $0) } }
-            rejected = [:]
-            rejectedOrder = []
-            return Step(effects: refused.flatMap { item, error in
-                [.log("next item \(item) refused before hand-over: \(error)"), .emit(.failed(item, error))]
+            let refused = rejected
+            rejected = []
+            return Step(effects: refused.flatMap { r in
+                [.log("next item \(r.item) refused before hand-over: \(r.error)"), .emit(.failed(r.item, r.error))]
             })
         default:
             // Everything else comes from the pipeline: drop what was posted before the current marker.
@@ -245,12 +220,26 @@ public struct PlaybackMachine: Sendable {
         }
     }
 
+    /// Why `input` cannot come in the present state, or nil. The shell answers a `.reset` and a `.seek` effect at
+    /// once, under its command lock; an answer nothing asked for means the shell and the machine disagree.
+    func impossibility(of input: Input) -> String? {
+        switch input {
+        case .seekIssued:
+            if case .running(let running) = state, running.seek.isIssuing { return nil }
+            return "a seek's answer with no seek being issued"
+        case .resetDone:
+            return awaitingReset ? nil : "a reset's answer with no reset asked for"
+        default:
+            return nil
+        }
+    }
+
     private mutating func pipelineMessage(_ input: Input) -> [Effect] {
         switch input {
-        case .settled(let state, let position):
-            guard !seekInFlight, startSeek == nil, !buffering else { return [] }
-            if let again = seekAgainIfLandedAway(state, position: position) { return again }
-            return report(Self.playbackState(state))
+        case .settled(let settled, let position):
+            guard !state.seekUnderWay, !state.isBuffering else { return [] }
+            if let again = seekAgainIfLandedAway(settled, position: position) { return again }
+            return report(Self.playbackState(settled))
         case .asyncDone(let position, let duration, let seekable, let settled):
             return asyncDone(position: position, duration: duration, seekable: seekable, settled: settled)
         case .streamStart(let group, let duration, let seekable):
@@ -259,37 +248,21 @@ public struct PlaybackMachine: Sendable {
             return durationEvents(duration)
         case .tags(let new):
             guard let item else { return [] }
-            let merged = tags.merging(new)
-            guard merged != tags else { return [] }
-            tags = merged
+            let merged = media.tags.merging(new)
+            guard merged != media.tags else { return [] }
+            media.tags = merged
             return [.emit(.tags(item, merged))]
         case .endOfStream:
-            guard let item, phase == .running || isPrerolling else { return [] }
-            phase = .finished
-            draining = nil
+            guard let item, let handOver = state.handOver else { return [] }
             // The end with a hand-over still pending: the next item's source group may be broken (its error can
             // come later, from an older generation); the next reset goes through NULL.
-            if !pending.isEmpty { dirty = true }
-            pending = []
+            if !handOver.pending.isEmpty { dirty = true }
+            state = .finished
             return [.log("finished (EOS)"), .emit(.finished(item))]
         case .error(let error, let now):
             return failed(error, now: now)
         case .buffering(let percent):
-            var effects: [Effect] = []
-            let level = min(100, max(0, percent))
-            if let item, level != bufferingLevel {
-                bufferingLevel = level
-                effects.append(.emit(.buffering(item, level)))
-            }
-            if level < 100, !buffering, status == .playing, phase == .running {
-                buffering = true
-                return effects + [.setState(.paused)]
-            }
-            if level >= 100, buffering {
-                buffering = false
-                return effects + (status == .playing ? [.setState(.playing)] : [])
-            }
-            return effects
+            return buffering(percent)
         case .tick(let now, let position):
             return tick(now: now, position: position)
         case .stateCheck(let current, let target, let now):
@@ -306,44 +279,47 @@ public struct PlaybackMachine: Sendable {
         let fully = dirty
         dirty = false
         generation += 1
-        let (keptTags, keptDuration) = (tags, lastDuration)
+        let kept = media
         item = new
-        resetItem()
+        rejected = []
+        media = Media(seekable: new.knownSeekable ? true : nil)
         if reload {
-            tags = keptTags
-            lastDuration = keptDuration
-            silentStart = true
+            // The same item again (another output, a seek over a prepared hand-over): no second `.started`.
+            media.tags = kept.tags
+            media.lastDuration = kept.lastDuration
+            media.silentStart = true
         }
-        acceptsHandOver = false
-        phase = .prerolling(deadline: now.advanced(by: prerollTimeout))
         status = paused ? .paused : .playing
-        seekable = new.knownSeekable ? true : nil
         let position = max(0, position)
         let seekAtStart = position > 0 || rate != 1
-        startSeek = seekAtStart ? position : nil
-        startSeekReports = reload || position > 0
-        seekTarget = position > 0 ? position : nil
-        return [.reset(fully: fully), .postMarker(generation, stopped: false), .setURI(new.uri),
+        let startSeek = seekAtStart
+            ? StartSeek(position: position, target: position > 0 ? position : nil, reports: reload || position > 0) : nil
+        state = .prerolling(Preroll(deadline: now.advanced(by: prerollTimeout), startSeek: startSeek))
+        return [reset(fully: fully), .postMarker(generation, stopped: false), .setURI(new.uri),
                 .setState(paused || seekAtStart ? .paused : .playing)]
-    }
-
-    private var isPrerolling: Bool {
-        if case .prerolling = phase { return true }
-        return false
     }
 
     private mutating func resume(_ target: PlaybackState, now: ContinuousClock.Instant) -> Step {
         guard let item else { return Step(accepted: false) }
-        switch phase {
+        switch state {
         case .idle, .finished:
             // Stopped, failed or at the end: start the item again from the beginning.
             return Step(effects: load(item, paused: target == .paused, at: 0, reload: false, now: now))
-        case .prerolling, .running:
-            if target == .paused, status == .playing, seekInFlight, !startSeekInFlight { pausedWhileSeeking = true }
+        case .prerolling(let preroll):
             status = target
-            // Pausing is always safe; playing waits for a start seek still to make or to settle (and for buffering).
+            // Pausing is always safe; playing waits for a start seek still to make.
+            if target == .paused || preroll.startSeek == nil { return Step(effects: [.setState(target == .paused ? .paused : .playing)]) }
+            return Step()
+        case .running(var running):
+            if target == .paused, status == .playing, var flight = running.seek.flight, !flight.atStart {
+                flight.pausedDuring = true
+                running.seek = running.seek.with(flight)
+                state = .running(running)
+            }
+            status = target
             if target == .paused { return Step(effects: [.setState(.paused)]) }
-            if startSeek != nil || startSeekInFlight || buffering { return Step() }
+            // Playing waits for a start seek to settle, and for the buffer.
+            if running.seek.flight?.atStart == true || running.buffering { return Step() }
             return Step(effects: [.setState(.playing)])
         }
     }
@@ -352,19 +328,19 @@ public struct PlaybackMachine: Sendable {
         let fully = dirty
         dirty = false
         generation += 1
-        resetItem()
-        phase = .idle
+        rejected = []
+        media = Media(seekable: media.seekable)
+        state = .idle
         status = .stopped
-        return [.reset(fully: fully), .postMarker(generation, stopped: true)]
+        return [reset(fully: fully), .postMarker(generation, stopped: true)]
     }
 
     private mutating func reopen(at position: Int64, paused: Bool?, now: ContinuousClock.Instant) -> [Effect] {
         // The shell went through NULL itself: no broken source group is left to clear.
         dirty = false
-        guard let item, status != .stopped, phase == .running || isPrerolling else {
+        guard let item, status != .stopped, state.handOver != nil else {
             // Stopped, failed or at the end: the next load or play opens the item on the new sink.
-            acceptsHandOver = false
-            return [.reset(fully: false)]
+            return [reset(fully: false)]
         }
         let holdPaused = paused ?? (status == .paused)
         return [.log("output changed: re-opening \(item) at \(position) ns")]
@@ -374,117 +350,124 @@ public struct PlaybackMachine: Sendable {
     private mutating func seek(to requested: Int64, now: ContinuousClock.Instant) -> Step {
         let position = max(0, requested)
         guard let item, status != .stopped else { return Step(accepted: false) }
-        switch phase {
+        if case .idle = state { return Step(accepted: false) }
+        if media.seekable == false, !item.knownSeekable { return Step(accepted: false) }
+        switch state {
         case .idle:
             return Step(accepted: false)
-        case .prerolling:
-            // Applied once the item has prerolled.
-            if seekable == false, !item.knownSeekable { return Step(accepted: false) }
-            startSeek = position
-            startSeekReports = true
-            seekTarget = position
-            // Hold the item in PAUSED until the seek has landed, so nothing is heard from the old position.
+        case .prerolling(var preroll):
+            // Applied once the item has prerolled; held in PAUSED until then, so nothing is heard from the old position.
+            preroll.startSeek = StartSeek(position: position, target: position, reports: true)
+            state = .prerolling(preroll)
             return Step(effects: [.setState(.paused)])
-        case .running, .finished:
-            if seekable == false, !item.knownSeekable { return Step(accepted: false) }
-            if startSeekInFlight {
+        case .running(var running):
+            if let flight = running.seek.flight, flight.atStart {
                 // The start seek has not settled: seek again on top of it, and keep the state for after it.
-                seekTarget = position
-                startSeekReports = true
-                seekIsSilent = false
-                return Step(effects: [seekEffect(position)])
+                let (next, effect) = newFlight(position, target: position, reports: true, atStart: true)
+                running.seek = .issuing(next)
+                state = .running(running)
+                return Step(effects: [effect])
             }
-            if !pending.isEmpty {
+            if !running.handOver.pending.isEmpty {
                 // A flushing seek after a hand-over was prepared would jump into the next item in playbin: re-open
                 // the current item at the position instead; about-to-finish asks for the next one again.
                 return Step(effects: [.log("seek with a hand-over prepared: re-opening \(item) at \(position) ns")]
                             + load(item, paused: status != .playing, at: position, reload: true, now: now))
             }
             return Step(effects: issueSeek(position, silent: false))
+        case .finished:
+            // Seeking back after the end plays again.
+            return Step(effects: issueSeek(position, silent: false))
         }
     }
 
+    /// A seek from `.running` or `.finished` (which it leaves: seeking back after EOS plays again).
     private mutating func issueSeek(_ position: Int64, silent: Bool) -> [Effect] {
-        seekInFlight = true
-        seekIsSilent = silent
-        if !silent { seekTarget = position }
-        if phase == .finished { phase = .running } // seeking back after EOS plays again
-        return [seekEffect(position)]
+        var running = state.running ?? Running()
+        let (flight, effect) = newFlight(position, target: silent ? nil : position, reports: !silent, atStart: false,
+                                         pausedDuring: running.seek.flight?.pausedDuring ?? false)
+        running.seek = .issuing(flight)
+        state = .running(running)
+        return [effect]
     }
 
-    /// A seek effect with the next serial; no hand-over until it has been issued.
-    private mutating func seekEffect(_ position: Int64) -> Effect {
-        seekIssuing = true
-        landedBeforePlaying = nil
-        seekRepeated = false
-        seekPosition = position
+    /// A seek with the next serial, and its effect.
+    private mutating func newFlight(_ position: Int64, target: Int64?, reports: Bool, atStart: Bool,
+                                    pausedDuring: Bool = false) -> (Flight, Effect) {
         seekSerial += 1
-        return .seek(position, rate: rate, serial: seekSerial)
+        let flight = Flight(position: position, serial: seekSerial, target: target, reports: reports, atStart: atStart,
+                            pausedDuring: pausedDuring)
+        return (flight, .seek(position, rate: rate, serial: seekSerial))
     }
 
     private mutating func setRate(_ requested: Double, position: Int64?, now: ContinuousClock.Instant) -> Step {
         guard requested.isFinite else { return Step(accepted: false) }
         rate = min(4, max(0.25, requested))
         guard let item else { return Step() }
-        switch phase {
+        switch state {
         case .idle:
             return Step() // applies at the next load
-        case .prerolling:
-            if startSeek == nil { startSeek = 0 }
+        case .prerolling(var preroll):
+            if preroll.startSeek == nil { preroll.startSeek = StartSeek(position: 0, target: nil, reports: false) }
+            state = .prerolling(preroll)
             return Step()
         case .running, .finished:
             guard status != .stopped else { return Step() }
-            let at = seekTarget ?? position ?? 0
-            if !pending.isEmpty {
-                return Step(effects: load(item, paused: status != .playing, at: at, reload: true, now: now))
+            let at = state.positionOverride ?? position ?? 0
+            if var running = state.running {
+                if !running.handOver.pending.isEmpty {
+                    return Step(effects: load(item, paused: status != .playing, at: at, reload: true, now: now))
+                }
+                if let flight = running.seek.flight, flight.atStart {
+                    let (next, effect) = newFlight(at, target: flight.target, reports: flight.reports, atStart: true)
+                    running.seek = .issuing(next)
+                    state = .running(running)
+                    return Step(effects: [effect])
+                }
             }
-            if startSeekInFlight { return Step(effects: [seekEffect(at)]) }
-            var effects = issueSeek(at, silent: false)
-            seekTarget = at
-            effects.insert(.log("rate \(rate) from \(at) ns"), at: 0)
-            return Step(effects: effects)
+            return Step(effects: [.log("rate \(rate) from \(at) ns")] + issueSeek(at, silent: false))
         }
     }
 
     private mutating func seekIssued(_ ok: Bool) -> [Effect] {
-        seekIssuing = false
-        guard !ok else { return [] }
-        seekInFlight = false
-        pausedWhileSeeking = false
-        seekTarget = nil
-        guard startSeekInFlight else { return [.log("seek refused")] }
+        guard var running = state.running, case .issuing(let flight) = running.seek else { return [] }
+        if ok {
+            running.seek = .inFlight(flight)
+            state = .running(running)
+            return []
+        }
+        running.seek = .none
+        state = .running(running)
+        guard flight.atStart else { return [.log("seek refused")] }
         // Unseekable after all (a stream): start from the beginning instead.
-        startSeekInFlight = false
-        seekable = false
-        return [.log("start seek refused; starting at 0")] + stateAfterStartSeek()
+        media.seekable = false
+        return [.log("start seek refused; starting at 0")] + stateAfterStartSeek(running)
     }
 
-    private func stateAfterStartSeek() -> [Effect] {
-        status == .playing && !buffering ? [.setState(.playing)] : []
+    private func stateAfterStartSeek(_ running: Running) -> [Effect] {
+        status == .playing && !running.buffering ? [.setState(.playing)] : []
     }
 
-    // MARK: - about-to-finish (a streaming thread, synchronously)
+    // MARK: - about-to-finish (a streaming thread, under the machine's own lock only)
 
-    /// The item about to end and the generation it belongs to, or nil when no hand-over may be made now: a seek is
-    /// decided or under way (a hand-over made before a flushing seek went through would play the next item from the
-    /// seek position; about-to-finish fires again once the item drains after the seek).
-    public func finishingItem() -> (PlaybackItem, UInt64)? {
-        guard acceptsHandOver, startSeek == nil, !seekIssuing, let finishing = pending.last ?? item else { return nil }
-        return (finishing, generation)
-    }
-
-    /// Hands `next` over if nothing changed since `finishingItem()` answered for generation `gen`.
-    public mutating func handOver(_ next: PlaybackItem, generation gen: UInt64) -> [Effect] {
-        guard gen == generation, acceptsHandOver, startSeek == nil, !seekIssuing else { return [] }
-        pending.append(next)
+    private mutating func handOver(_ next: PlaybackItem, generation gen: UInt64) -> [Effect] {
+        guard gen == generation, mayHandOver, var handOver = state.handOver else { return [] }
+        switch handOver {
+        case .clear: handOver = .pending([next], watch: nil)
+        case .pending(let items, let watch): handOver = .pending(items + [next], watch: watch)
+        case .draining: return [] // the current item ends after a failed hand-over: nothing more joins it
+        }
+        state.handOver = handOver
         return [.log("gapless hand-over → \(next)"), .setURI(next.uri), .wake]
     }
 
-    /// Records a next item refused before the hand-over (a missing file); the current one ends normally.
-    public mutating func refuse(_ next: PlaybackItem, _ error: PlaybackError, generation gen: UInt64) -> [Effect] {
-        guard gen == generation, acceptsHandOver else { return [] }
-        if rejected[next] == nil { rejectedOrder.append(next) }
-        rejected[next] = error
+    private mutating func refuse(_ next: PlaybackItem, _ error: PlaybackError, generation gen: UInt64) -> [Effect] {
+        guard gen == generation, !awaitingReset else { return [] }
+        if let index = rejected.firstIndex(where: { $0.item == next }) {
+            rejected[index].error = error
+        } else {
+            rejected.append(Rejection(item: next, error: error))
+        }
         return [.postRejected(gen)]
     }
 
@@ -493,48 +476,62 @@ public struct PlaybackMachine: Sendable {
     private mutating func asyncDone(position: Int64?, duration: Int64?, seekable known: Bool?,
                                     settled: PipelineState?) -> [Effect] {
         var effects: [Effect] = []
-        if isPrerolling {
-            phase = .running
-            if let known, seekable != true { seekable = known }
-            if let seek = startSeek {
-                startSeek = nil
-                seekInFlight = true
-                seekIsSilent = !startSeekReports
-                startSeekInFlight = true
-                return [seekEffect(seek)] + durationEvents(duration)
+        switch state {
+        case .prerolling(let preroll):
+            var running = Running(handOver: preroll.handOver)
+            if let known, media.seekable != true { media.seekable = known }
+            if let start = preroll.startSeek {
+                let (flight, effect) = newFlight(start.position, target: start.target, reports: start.reports, atStart: true)
+                running.seek = .issuing(flight)
+                state = .running(running)
+                return [effect] + durationEvents(duration)
             }
-        } else if seekInFlight, seekSerialSeen == seekSerial, let reason = repeatReason(position: position, settled: settled) {
-            // GStreamer 1.22: a pipeline set to PAUSED around a flushing seek (while one made in PLAYING is under
-            // way, or while a Play and a Pause are still being carried out) can keep the running time it had played
-            // before the seek. Paused, it reports the target plus that time (30.9 s for a seek to 30 s after 0.9 s
-            // of playing); resumed, it renders the first buffers that much late. A flushing seek made in PAUSED sets
-            // the running time right, so the seek is made again before it counts as settled: the target stays what
-            // Position reads, and `.seekCompleted` comes once, after it.
-            pausedWhileSeeking = false
-            let again = seekEffect(seekPosition)
-            seekRepeated = true
-            return [.log("\(reason): seeking again to \(seekPosition) ns"), again] + durationEvents(duration)
-        } else if seekInFlight, seekSerialSeen == seekSerial {
-            seekInFlight = false
-            if startSeekInFlight {
-                startSeekInFlight = false
-                effects += stateAfterStartSeek()
+            state = .running(running)
+        case .running(var running):
+            if case .inFlight(let flight) = running.seek, seekSerialSeen >= flight.serial {
+                if let reason = repeatReason(flight, position: position, settled: settled) {
+                    // GStreamer 1.22: a pipeline set to PAUSED around a flushing seek (while one made in PLAYING is
+                    // under way, or while a Play and a Pause are still being carried out) can keep the running time it
+                    // had played before the seek. Paused, it reports the target plus that time (30.9 s for a seek to
+                    // 30 s after 0.9 s of playing); resumed, it renders the first buffers that much late. A flushing
+                    // seek made in PAUSED sets the running time right, so the seek is made again before it counts as
+                    // settled: the target stays what Position reads, and `.seekCompleted` comes once, after it.
+                    var (again, effect) = newFlight(flight.position, target: flight.target, reports: flight.reports,
+                                                    atStart: flight.atStart)
+                    again.repeated = true
+                    running.seek = .issuing(again)
+                    state = .running(running)
+                    return [.log("\(reason): seeking again to \(flight.position) ns"), effect] + durationEvents(duration)
+                }
+                // Settled. Until the pipeline is back in PLAYING a pause can still meet the fault above.
+                running.seek = settled == .playing || flight.repeated ? .none : .landed(target: flight.position)
+                state = .running(running)
+                if flight.atStart { effects += stateAfterStartSeek(running) }
+                if known == true { media.seekable = true }
+                if let item, flight.reports { effects.append(.emit(.seekCompleted(item, position ?? 0))) }
+            } else if !running.seek.isUnderWay, !running.buffering, let settled,
+                      let again = seekAgainIfLandedAway(settled, position: position) {
+                return again + durationEvents(duration)
             }
-            seekTarget = nil
-            if known == true { seekable = true }
-            if let item, !seekIsSilent { effects.append(.emit(.seekCompleted(item, position ?? 0))) }
-            seekIsSilent = false
-            landedBeforePlaying = settled == .playing || seekRepeated ? nil : seekPosition
-        } else if !seekInFlight, startSeek == nil, !buffering, let settled,
-                  let again = seekAgainIfLandedAway(settled, position: position) {
-            return again + durationEvents(duration)
+        case .idle, .finished:
+            break
         }
         effects += durationEvents(duration)
         // A settled pipeline whose state is its target: report it (once).
-        if let settled, phase == .running, !seekInFlight, startSeek == nil, !buffering, effects.allSatisfy({ !$0.isSetState }) {
+        if let settled, state.running != nil, !state.seekUnderWay, !state.isBuffering, effects.allSatisfy({ !$0.isSetState }) {
             effects += report(Self.playbackState(settled))
         }
         return effects
+    }
+
+    /// Why the seek that just settled is to be made again (see `asyncDone`), or nil.
+    private func repeatReason(_ flight: Flight, position: Int64?, settled: PipelineState?) -> String? {
+        guard !flight.repeated else { return nil }
+        if flight.pausedDuring { return "paused while seeking" }
+        if settled == .paused, let position, abs(position - flight.position) > 100_000_000 {
+            return "paused at \(position) ns after a seek"
+        }
+        return nil
     }
 
     /// A pause that came just after a seek settled, before the pipeline was back in PLAYING, meets the same GStreamer
@@ -542,56 +539,50 @@ public struct PlaybackMachine: Sendable {
     /// again, silently (its `.seekCompleted` was sent), and `.paused` is reported once it lands. Any settled PLAYING
     /// ends the watch.
     private mutating func seekAgainIfLandedAway(_ settled: PipelineState, position: Int64?) -> [Effect]? {
-        guard let target = landedBeforePlaying, settled != .ready, settled != .null else { return nil }
-        guard settled == .paused, status == .paused, phase == .running else {
-            landedBeforePlaying = nil
+        guard var running = state.running, case .landed(let target) = running.seek,
+              settled != .ready, settled != .null else { return nil }
+        guard settled == .paused, status == .paused else {
+            running.seek = .none
+            state = .running(running)
             return nil
         }
         guard let position, abs(position - target) > 100_000_000 else { return nil }
-        landedBeforePlaying = nil
-        seekInFlight = true
-        seekIsSilent = true
-        seekTarget = target
-        let again = seekEffect(target)
-        seekRepeated = true
-        return [.log("paused at \(position) ns before playing after a seek: seeking again to \(target) ns"), again]
-    }
-
-    /// Why the seek that just settled is to be made again (see `asyncDone`), or nil.
-    private func repeatReason(position: Int64?, settled: PipelineState?) -> String? {
-        guard !seekRepeated else { return nil }
-        if pausedWhileSeeking { return "paused while seeking" }
-        if settled == .paused, let position, abs(position - seekPosition) > 100_000_000 {
-            return "paused at \(position) ns after a seek"
-        }
-        return nil
+        var (again, effect) = newFlight(target, target: target, reports: false, atStart: false)
+        again.repeated = true
+        running.seek = .issuing(again)
+        state = .running(running)
+        return [.log("paused at \(position) ns before playing after a seek: seeking again to \(target) ns"), effect]
     }
 
     private mutating func streamStart(group: UInt32?, duration: Int64?, seekable known: Bool?) -> [Effect] {
-        if !started, let item {
-            started = true
-            currentGroup = group
-            if known == true { seekable = true }
-            if silentStart {
-                silentStart = false
+        if !media.started, let item {
+            media.started = true
+            media.group = group
+            if known == true { media.seekable = true }
+            if media.silentStart {
+                media.silentStart = false
                 return []
             }
             return [.log("started \(item)"), .emit(.started(item))] + durationEvents(duration)
         }
         // A flushing seek makes the sink see the same stream-start again (same group id): not a new item.
-        if let group, group == currentGroup { return [] }
-        if group == nil, seekInFlight { return [] }
-        guard !pending.isEmpty else { return [] }
-        let next = pending.removeFirst()
-        currentGroup = group
+        if let group, group == media.group { return [] }
+        if group == nil, state.running?.seek.isUnderWay == true { return [] }
+        guard case .pending(var items, _)? = state.handOver, !items.isEmpty else { return [] }
+        let next = items.removeFirst()
+        state.handOver = items.isEmpty ? .clear : .pending(items, watch: nil)
+        if var running = state.running, var flight = running.seek.flight {
+            flight.target = nil
+            running.seek = running.seek.with(flight)
+            state = .running(running)
+        }
         item = next
-        tags = StreamTags()
-        lastDuration = nil
-        handOverWatch = nil
-        seekTarget = nil
-        seekable = next.knownSeekable ? true : known
+        media.group = group
+        media.tags = StreamTags()
+        media.lastDuration = nil
+        media.seekable = next.knownSeekable ? true : known
         var effects: [Effect] = [.log("started \(next)"), .emit(.started(next))] + durationEvents(duration)
-        if rate != 1 {
+        if rate != 1, state.running != nil {
             // playbin starts every new stream at rate 1: carry the rate over.
             effects += issueSeek(0, silent: true)
         }
@@ -600,33 +591,47 @@ public struct PlaybackMachine: Sendable {
 
     private mutating func failed(_ error: PlaybackError, now: ContinuousClock.Instant) -> [Effect] {
         dirty = true
-        if draining != nil { return [.log("ignored error: \(error)")] } // more errors from the refused next item
-        if !pending.isEmpty {
-            let bad = pending.removeFirst()
-            pending = []
-            handOverWatch = nil
-            draining = Drain(lastPosition: nil, lastAdvance: now, duration: lastDuration ?? nil)
-            return [.log("next item \(bad) failed during gapless hand-over (\(error)); letting the current item finish"),
-                    .emit(.failed(bad, error))]
+        guard let item, let handOver = state.handOver else { return [.log("ignored error: \(error)")] }
+        switch handOver {
+        case .draining:
+            return [.log("ignored error: \(error)")] // more errors from the refused next item
+        case .pending(let items, _) where !items.isEmpty:
+            state.handOver = .draining(Progress(lastAdvance: now, duration: media.lastDuration ?? nil))
+            return [.log("next item \(items[0]) failed during gapless hand-over (\(error)); letting the current item finish"),
+                    .emit(.failed(items[0], error))]
+        case .clear, .pending:
+            return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure(to: .idle)
         }
-        guard let item, phase == .running || isPrerolling else { return [.log("ignored error: \(error)")] }
-        phase = .idle
-        return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure()
     }
 
     /// After a failure or a stalled drain: NULL (READY is not enough after an error), a new generation, no state
     /// event. The player loads what comes next or stops.
-    private mutating func resetAfterFailure() -> [Effect] {
+    private mutating func resetAfterFailure(to next: State) -> [Effect] {
+        state = next
         generation += 1
-        pending = []
-        draining = nil
-        handOverWatch = nil
-        seekInFlight = false
-        startSeek = nil
-        startSeekInFlight = false
-        seekTarget = nil
         dirty = false
-        return [.reset(fully: true), .postMarker(generation, stopped: false)]
+        return [reset(fully: true), .postMarker(generation, stopped: false)]
+    }
+
+    private mutating func buffering(_ percent: Int) -> [Effect] {
+        var effects: [Effect] = []
+        let level = min(100, max(0, percent))
+        if let item, level != media.bufferingLevel {
+            media.bufferingLevel = level
+            effects.append(.emit(.buffering(item, level)))
+        }
+        guard var running = state.running else { return effects }
+        if level < 100, !running.buffering, status == .playing {
+            running.buffering = true
+            state = .running(running)
+            return effects + [.setState(.paused)]
+        }
+        if level >= 100, running.buffering {
+            running.buffering = false
+            state = .running(running)
+            return effects + (status == .playing ? [.setState(.playing)] : [])
+        }
+        return effects
     }
 
     /// Playing promises a pipeline that plays. After a network stream prerolled, playbin was seen (about one start in
@@ -636,113 +641,83 @@ public struct PlaybackMachine: Sendable {
     /// buffering) gets one nudge (PAUSED, then PLAYING); two seconds more and the item fails, as a stalled one does:
     /// the player reconnects a live stream and moves on from anything else, and the status never lies.
     private mutating func stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant) -> [Effect] {
-        let shouldPlay = status == .playing && phase == .running && !buffering && !seekInFlight && startSeek == nil
-            && !startSeekInFlight
+        guard var running = state.running else { return [] }
+        let shouldPlay = status == .playing && !running.buffering && !running.seek.isUnderWay
         guard shouldPlay, current == .paused, let item else {
-            stuckSince = nil
-            stuckNudged = false
+            running.stuck = nil
+            state = .running(running)
             return []
         }
-        guard let since = stuckSince else {
-            stuckSince = now
+        guard let stuck = running.stuck else {
+            running.stuck = Stuck(since: now)
+            state = .running(running)
             return []
         }
-        if !stuckNudged, now - since >= .seconds(1) {
-            stuckNudged = true
+        if !stuck.nudged, now - stuck.since >= .seconds(1) {
+            running.stuck?.nudged = true
+            state = .running(running)
             return [.log("playbin sat in PAUSED (heading for \(target)) while playing: setting PAUSED, then PLAYING"),
                     .setState(.paused), .setState(.playing)]
         }
-        guard stuckNudged, now - since >= .seconds(3) else { return [] }
-        stuckSince = nil
-        stuckNudged = false
-        phase = .idle
+        guard stuck.nudged, now - stuck.since >= .seconds(3) else { return [] }
         let error = PlaybackError(domain: "stream", code: 1, message: "The pipeline stopped before playing and would not start.")
-        return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure()
+        return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure(to: .idle)
     }
 
     private mutating func tick(now: ContinuousClock.Instant, position: Int64?) -> [Effect] {
-        if case .prerolling(let deadline) = phase, now >= deadline, let item {
-            phase = .idle
+        if case .prerolling(let preroll) = state, now >= preroll.deadline, let item {
             let error = PlaybackError.timedOut(prerollTimeout)
-            return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure()
+            return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure(to: .idle)
         }
-        // A hand-over that neither starts nor fails (a truncated file can stall playbin with no error): watch it
-        // like a failed one.
-        if draining == nil, !pending.isEmpty, !seekInFlight, !buffering {
-            if handOverWatch == nil { handOverWatch = Drain(lastPosition: nil, lastAdvance: now, duration: lastDuration ?? nil) }
-        } else {
-            handOverWatch = nil
-        }
-        let watchingHandOver = draining == nil
-        guard var drain = draining ?? handOverWatch, let item else { return [] }
-        func store(_ drain: Drain) { if watchingHandOver { handOverWatch = drain } else { draining = drain } }
-        guard status == .playing, !buffering else {
-            drain.lastAdvance = now
-            store(drain)
+        guard let item, let handOver = state.handOver else { return [] }
+        switch handOver {
+        case .clear:
             return []
-        }
-        if position != drain.lastPosition {
-            drain.lastPosition = position
-            drain.lastAdvance = now
-        }
-        store(drain)
-        if watchingHandOver {
+        case .pending(let items, let watch):
+            // A hand-over that neither starts nor fails (a truncated file can stall playbin with no error): watch it
+            // like a failed one, while nothing else (a seek, the buffer) explains a wait.
+            guard state.running?.seek.isUnderWay != true, !state.isBuffering else {
+                state.handOver = .pending(items, watch: nil)
+                return []
+            }
+            var progress = watch ?? Progress(lastAdvance: now, duration: media.lastDuration ?? nil)
+            progress.observe(position, at: now, advancing: status == .playing)
+            state.handOver = .pending(items, watch: progress)
             // Normal gapless playback keeps the position moving until STREAM_START. A loaded machine can take a while
             // to start the next item, and giving up resets the pipeline while playbin may be setting it up (a READY
             // against its pad-added can deadlock GStreamer 1.22): wait 3 s.
-            guard now - drain.lastAdvance > .seconds(3) else { return [] }
-            let stuck = pending.first
-            pending = []
-            handOverWatch = nil
-            phase = .finished
+            guard status == .playing, now - progress.lastAdvance > .seconds(3) else { return [] }
             var effects: [Effect] = []
-            if let stuck {
+            if let stuck = items.first {
                 effects += [.log("next item \(stuck) never started after the hand-over; giving up on it"),
                             .emit(.failed(stuck, PlaybackError(domain: "stream", code: 1, message: "The stream stalled before it started.")))]
             }
-            return effects + [.log("finished \(item) after a stalled hand-over"), .emit(.finished(item))] + resetAfterFailure()
+            return effects + [.log("finished \(item) after a stalled hand-over"), .emit(.finished(item))]
+                + resetAfterFailure(to: .finished)
+        case .draining(var progress):
+            let playing = status == .playing && !state.isBuffering
+            progress.observe(position, at: now, advancing: playing)
+            state.handOver = .draining(progress)
+            guard playing else { return [] }
+            let atEnd = position != nil && progress.duration != nil && position! >= progress.duration! - 20_000_000
+            let stalled = now - progress.lastAdvance > .milliseconds(1500)
+            guard atEnd || stalled else { return [] }
+            return [.log("finished \(item) after a failed hand-over"), .emit(.finished(item))] + resetAfterFailure(to: .finished)
         }
-        let atEnd = position != nil && drain.duration != nil && position! >= drain.duration! - 20_000_000
-        let stalled = now - drain.lastAdvance > .milliseconds(1500)
-        guard atEnd || stalled else { return [] }
-        draining = nil
-        phase = .finished
-        return [.log("finished \(item) after a failed hand-over"), .emit(.finished(item))] + resetAfterFailure()
     }
 
     // MARK: - Helpers
 
-    private mutating func resetItem() {
-        pending = []
-        rejected = [:]
-        rejectedOrder = []
-        started = false
-        currentGroup = nil
-        startSeek = nil
-        startSeekInFlight = false
-        startSeekReports = false
-        seekInFlight = false
-        seekIsSilent = false
-        seekIssuing = false
-        pausedWhileSeeking = false
-        seekRepeated = false
-        landedBeforePlaying = nil
-        seekTarget = nil
-        silentStart = false
-        buffering = false
-        stuckSince = nil
-        stuckNudged = false
-        bufferingLevel = 100
-        lastDuration = nil
-        tags = StreamTags()
-        draining = nil
-        handOverWatch = nil
+    /// A `.reset` effect; no hand-over until it is done.
+    private mutating func reset(fully: Bool) -> Effect {
+        awaitingReset = true
+        return .reset(fully: fully)
     }
 
     private mutating func durationEvents(_ duration: Int64?) -> [Effect] {
-        guard let item, started, draining == nil, pending.isEmpty else { return [] }
-        if let last = lastDuration, last == duration { return [] }
-        lastDuration = .some(duration)
+        guard let item, media.started, state.handOver.map({ $0 == .clear }) ?? true else { return [] }
+        if let last = media.lastDuration, last == duration { return [] }
+        media.lastDuration = .some(duration)
         return [.emit(.durationChanged(item, duration))]
     }
 

@@ -334,7 +334,7 @@ import Testing
         r.play(Self.a)
         let (finishing, gen) = r.machine.finishingItem()!
         #expect(finishing == Self.a)
-        for e in r.machine.handOver(Self.b, generation: gen) { r.perform(e) }
+        r.send(.handOver(Self.b, generation: gen))
         _ = r.takeEffects()
         let taken8 = r.send(.seek(5 * Self.s, now: r.t0))
         #expect(taken8)
@@ -417,7 +417,7 @@ import Testing
         // A hand-over decided for an older generation is dropped.
         let (_, gen) = r.machine.finishingItem()!
         r.send(.load(Self.c, paused: false, at: 0, now: r.t0))
-        #expect(r.machine.handOver(Self.b, generation: gen).isEmpty)
+        #expect(r.machine.handle(.handOver(Self.b, generation: gen)).effects.isEmpty)
     }
 
     @Test("short tracks: the finishing item is the last one handed over, so the third joins too")
@@ -425,10 +425,10 @@ import Testing
         var r = Rig()
         r.play(Self.a)
         let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.handOver(Self.b, generation: gen))
         let (finishing, gen2) = r.machine.finishingItem()!
         #expect(finishing == Self.b)
-        _ = r.machine.handOver(Self.c, generation: gen2)
+        r.send(.handOver(Self.c, generation: gen2))
         r.send(.streamStart(group: 2, duration: nil, seekable: true))
         r.send(.streamStart(group: 3, duration: nil, seekable: true))
         #expect(r.started == [Self.a, Self.b, Self.c])
@@ -455,7 +455,7 @@ import Testing
         r.play(Self.a)
         let (_, gen) = r.machine.finishingItem()!
         let missing = PlaybackError(domain: "resource", code: 3, message: "Resource not found.")
-        for e in r.machine.refuse(Self.b, missing, generation: gen) { r.perform(e) }
+        r.send(.refuse(Self.b, missing, generation: gen))
         r.deliverMarkers()
         r.send(.endOfStream)
         #expect(r.events.suffix(2) == [.failed(Self.b, missing), .finished(Self.a)])
@@ -466,7 +466,7 @@ import Testing
         var r = Rig()
         r.play(Self.a)
         let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.handOver(Self.b, generation: gen))
         let bad = PlaybackError(domain: "stream", code: 7, message: "No valid frames")
         r.send(.error(bad, now: r.at(0)))
         r.send(.error(bad, now: r.at(0.1)))
@@ -489,7 +489,7 @@ import Testing
         var r = Rig()
         r.play(Self.a)
         let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.handOver(Self.b, generation: gen))
         r.send(.tick(now: r.at(0), position: 59 * Self.s))
         r.send(.tick(now: r.at(0.5), position: 60 * Self.s))
         r.send(.tick(now: r.at(2.0), position: 60 * Self.s))
@@ -510,7 +510,7 @@ import Testing
         r.send(.setRate(2, position: 3 * Self.s, now: r.t0))
         r.send(.asyncDone(position: 3 * Self.s, duration: nil, seekable: true, settled: .playing))
         let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.handOver(Self.b, generation: gen))
         _ = r.takeEffects()
         r.send(.streamStart(group: 2, duration: nil, seekable: true))
         #expect(r.effects.contains { if case .seek(0, 2, _) = $0 { return true }; return false })
@@ -552,7 +552,7 @@ import Testing
         var r = Rig()
         r.play(Self.a)
         let (_, gen) = r.machine.finishingItem()!
-        _ = r.machine.handOver(Self.b, generation: gen)
+        r.send(.handOver(Self.b, generation: gen))
         r.send(.endOfStream)
         _ = r.takeEffects()
         r.send(.load(Self.c, paused: false, at: 0, now: r.t0))

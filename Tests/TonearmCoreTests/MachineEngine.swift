@@ -112,34 +112,36 @@ final class MachineEngine: PlaybackControl, Sendable {
     func aboutToFinish() {
         let (finishing, provider) = state.withLock { ($0.machine.finishingItem(), $0.provider) }
         guard let (item, gen) = finishing, let next = provider?(item) else { return }
-        let effects = state.withLock { $0.machine.handOver(next, generation: gen) }
-        perform(effects)
+        state.withLock { _ = Self.apply(.handOver(next, generation: gen), &$0, continuation) }
     }
 
+    /// A command and the effects it asks for are carried out under one lock, as the real shell's command lock does:
+    /// the machine's answers (a reset done, a seek issued) come before anything else can reach it.
     @discardableResult
     private func send(_ input: PlaybackMachine.Input, _ command: String?) -> Bool {
-        let step = state.withLock { s in
+        state.withLock { s in
             if let command { s.commands.append(command) }
-            return s.machine.handle(input)
+            return Self.apply(input, &s, continuation)
         }
-        perform(step.effects)
-        return step.accepted
     }
 
-    private func perform(_ effects: [PlaybackMachine.Effect]) {
-        for effect in effects {
+    private static func apply(_ input: PlaybackMachine.Input, _ s: inout State,
+                              _ continuation: AsyncStream<PlaybackEvent>.Continuation) -> Bool {
+        let step = s.machine.handle(input)
+        for effect in step.effects {
             switch effect {
-            case .reset: send(.resetDone, nil)
+            case .reset: _ = apply(.resetDone, &s, continuation)
             case .seek(let position, _, let serial):
-                state.withLock { $0.pipelinePosition = position }
-                send(.seekMarker(serial), nil)
-                send(.seekIssued(true), nil)
-            case .postMarker(let gen, let stopped): send(.marker(gen, stopped: stopped), nil)
-            case .postRejected(let gen): send(.rejectedMarker(gen), nil)
+                s.pipelinePosition = position
+                _ = apply(.seekMarker(serial), &s, continuation)
+                _ = apply(.seekIssued(true), &s, continuation)
+            case .postMarker(let gen, let stopped): _ = apply(.marker(gen, stopped: stopped), &s, continuation)
+            case .postRejected(let gen): _ = apply(.rejectedMarker(gen), &s, continuation)
             case .emit(let event): continuation.yield(event)
             case .setURI, .setState, .wake, .log: break
             }
         }
+        return step.accepted
     }
 }
 
