@@ -55,7 +55,8 @@ struct Doctor {
         }
 
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
-        if let midi = try? MIDISettings(section: settings.pluginSections["midi"] ?? [:], musicFolder: music, environment: environment) {
+        let plugins = try? PluginSettings(settings, environment: environment)
+        if let midi = plugins?.midi {
             do {
                 try SoundFont.validate(midi.soundFont)
                 checks.append(Check(name: "soundfont", verdict: .ok, detail: "\(midi.soundFont.path) is a SoundFont"))
@@ -91,7 +92,7 @@ struct Doctor {
 
         checks.append(webCheck(settings.web, configFile: configFile))
 
-        let musicFolders = (try? LibrarySettings(section: settings.pluginSections["library"] ?? [:], environment: environment).folders) ?? [music]
+        let musicFolders = plugins?.library.folders ?? [music]
         for folder in musicFolders where !FileManager.default.fileExists(atPath: folder.path) {
             checks.append(Check(name: "library", verdict: .warning, detail: "the music folder \(folder.path) does not exist",
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))

@@ -62,25 +62,20 @@ struct EffectiveConfig {
             rows.append(Row(section: "web", key: key, value: value, source: settings.sources["web"]?.rawValue ?? "default"))
         }
 
-        let music = LocalLibrary.defaultMusicFolder(environment: environment)
-        let library = settings.pluginSections["library"] ?? [:]
-        add("library", library, try LibrarySettings(section: library, environment: environment).values)
-        let midiSection = settings.pluginSections["midi"] ?? [:]
-        let midi = try MIDISettings(section: midiSection, musicFolder: music, environment: environment)
-        add("midi", midiSection, [("folder", .string(midi.folder.path)), ("soundfont", .string(midi.soundFont.path))])
-        let sharesSection = settings.pluginSections["shares"] ?? [:]
-        let shares = try SharesSettings(section: sharesSection, musicFolder: music, environment: environment)
+        let plugins = try PluginSettings(settings, environment: environment)
+        func written(_ name: String) -> [String: ConfigValue] { settings.pluginSections[name] ?? [:] }
+        add("library", written("library"), plugins.library.values)
+        add("midi", written("midi"), [("folder", .string(plugins.midi.folder.path)), ("soundfont", .string(plugins.midi.soundFont.path))])
+        let shares = plugins.shares
         let settle = Double(shares.settle.components.seconds) + Double(shares.settle.components.attoseconds) / 1e18
-        add("shares", sharesSection, [
+        add("shares", written("shares"), [
             ("inboxes", .array(shares.inboxes.map { .string($0.path) })), ("received", .string(shares.received.path)),
             ("rejected", .string(shares.rejected.path)), ("import", .string(shares.keep.rawValue)),
             ("on-receive", .string(shares.onReceive.rawValue)), ("settle-seconds", .double(settle)),
         ])
-        let localSendSection = settings.pluginSections["localsend"] ?? [:]
-        add("localsend", localSendSection, try LocalSendSettings(section: localSendSection).values)
-        let streamsSection = settings.pluginSections["streams"] ?? [:]
-        add("streams", streamsSection, try StreamsSettings(section: streamsSection).values)
-        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !["library", "midi", "shares", "localsend", "streams"].contains(name) {
+        add("localsend", written("localsend"), plugins.localSend.values)
+        add("streams", written("streams"), plugins.streams.values)
+        for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !PluginSettings.names.contains(name) {
             for (key, value) in section.sorted(by: { $0.key < $1.key }) {
                 rows.append(Row(section: name, key: key, value: value, source: "file (no plugin reads it)"))
             }

@@ -95,6 +95,7 @@ struct Tonearmd: AsyncParsableCommand {
         let dirs = XDGDirectories()
 
         var settings: Configuration
+        var plugins: PluginSettings
         do {
             settings = try Configuration.load(from: config.map { URL(fileURLWithPath: $0) } ?? dirs.configFile)
             if let audioSink {
@@ -110,6 +111,8 @@ struct Tonearmd: AsyncParsableCommand {
                 settings.web.port = webPort
                 settings.sources["web"] = .commandLine
             }
+            plugins = try PluginSettings(settings)
+            plugins.streams = try plugins.streams.preparingTrust(in: dirs.cacheHome.appendingPathComponent("tonearm"))
         } catch let error as TonearmError {
             throw Failure(message: error.message, code: 2)
         }
@@ -126,19 +129,8 @@ struct Tonearmd: AsyncParsableCommand {
             throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
         }
 
-        let midiSettings: MIDISettings
-        do {
-            midiSettings = try MIDISettings(section: settings.pluginSections["midi"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
-        let streamsSettings: StreamsSettings
-        do {
-            streamsSettings = try StreamsSettings(section: settings.pluginSections["streams"] ?? [:])
-                .preparingTrust(in: dirs.cacheHome.appendingPathComponent("tonearm"))
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
+        let (midiSettings, streamsSettings, sharesSettings) = (plugins.midi, plugins.streams, plugins.shares)
+        let (localSendSettings, librarySettings) = (plugins.localSend, plugins.library)
         let streams = StreamsSource(settings: streamsSettings)
         let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
                               renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
@@ -180,24 +172,6 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let artCache = ArtCache(folder: dirs.artCache)
         let media = GStreamerMedia(loudnessWorker: Self.executablePath)
-        let sharesSettings: SharesSettings
-        do {
-            sharesSettings = try SharesSettings(section: settings.pluginSections["shares"] ?? [:], musicFolder: LocalLibrary.defaultMusicFolder())
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
-        let localSendSettings: LocalSendSettings
-        do {
-            localSendSettings = try LocalSendSettings(section: settings.pluginSections["localsend"] ?? [:])
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
-        let librarySettings: LibrarySettings
-        do {
-            librarySettings = try LibrarySettings(section: settings.pluginSections["library"] ?? [:])
-        } catch {
-            throw Failure(message: error.message, code: 2)
-        }
         let library: LocalLibrary
         do {
             library = try LocalLibrary(folders: librarySettings.folders,

@@ -63,32 +63,32 @@ public struct Configuration: Sendable, Equatable {
         }
         var config = Configuration()
         let values = convert(table)
-
+        let top = try ConfigSection(origin + ":", values, known: topLevelKeys)
+        if let sink = try top.line("audio-sink") {
+            guard !sink.trimmingCharacters(in: .whitespaces).isEmpty else { throw top.fail("audio-sink", "a GStreamer sink line such as \"autoaudiosink\"") }
+            config.audioSink = sink
+        }
+        if values["tick-interval"] != nil {
+            let range = tickIntervalRange
+            let seconds = try top.number("tick-interval", 1, seconds(range.lowerBound)...seconds(range.upperBound))
+            config.tickInterval = try parseTickInterval(seconds: seconds, origin: origin)
+        }
+        config.outputs.start = try top.line("output")
+        config.outputs.recovery.attempts = try top.integer("output-retries", config.outputs.recovery.attempts, 0...100_000)
+        if values["output-retry-interval"] != nil {
+            let interval = try top.number("output-retry-interval", 1, 0.1...3600)
+            config.outputs.recovery.interval = .milliseconds(Int64((interval * 1000).rounded()))
+        }
         for (key, value) in values {
             switch (key, value) {
-            case ("audio-sink", .string(let sink)):
-                guard !sink.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw TonearmError(.invalidConfig, "\(origin): audio-sink must not be empty")
-                }
-                config.audioSink = sink
-            case ("audio-sink", _):
-                throw TonearmError(.invalidConfig, "\(origin): audio-sink must be a string such as \"autoaudiosink\"")
-            case ("tick-interval", .double(let seconds)):
-                config.tickInterval = try parseTickInterval(seconds: seconds, origin: origin)
-            case ("tick-interval", .int(let seconds)):
-                config.tickInterval = try parseTickInterval(seconds: Double(seconds), origin: origin)
-            case ("tick-interval", _):
-                throw TonearmError(.invalidConfig, "\(origin): tick-interval must be a number of seconds, e.g. 1.0")
             case ("playback", .table(let playback)):
-                for (name, section) in playback {
-                    guard name == "replaygain", case .table(let table) = section else {
-                        throw TonearmError(.invalidConfig, "\(origin): unknown setting 'playback.\(name)' (known: [playback.replaygain])")
-                    }
+                let section = try ConfigSection("\(origin): [playback]", playback, known: ["replaygain"])
+                if case .table(let table)? = section.table["replaygain"] {
                     config.replayGain = try ReplayGainSettings(section: table, origin: origin)
                     for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
+                } else if section.table["replaygain"] != nil {
+                    throw section.fail("replaygain", "a table such as [playback.replaygain]")
                 }
-            case ("playback", _):
-                throw TonearmError(.invalidConfig, "\(origin): playback must be a table such as [playback.replaygain]")
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
                     guard case .table(let s) = section else {
@@ -98,12 +98,8 @@ public struct Configuration: Sendable, Equatable {
                 }
             case ("mpd-protocol", .table(let section)):
                 config.mpdProtocol = try MPDProtocolSettings.parse(section, origin: origin)
-            case ("mpd-protocol", _):
-                throw TonearmError(.invalidConfig, "\(origin): [mpd-protocol] must be a table")
             case ("web", .table(let section)):
                 config.web = try WebSettings.parse(section, origin: origin)
-            case ("web", _):
-                throw TonearmError(.invalidConfig, "\(origin): [web] must be a table")
             case ("outputs", .table(let sections)):
                 for (name, section) in sections {
                     guard case .table(let table) = section else {
@@ -111,24 +107,11 @@ public struct Configuration: Sendable, Equatable {
                     }
                     config.outputs.named.append(try OutputSettings.parse(name: name, table, origin: origin))
                 }
-            case ("outputs", _):
-                throw TonearmError(.invalidConfig, "\(origin): outputs must be tables such as [outputs.kitchen]")
-            case ("output", .string(let name)) where !name.isEmpty:
-                config.outputs.start = name
-            case ("output", _):
-                throw TonearmError(.invalidConfig, "\(origin): output must be the name of an output, such as \"default\" or one of [outputs.NAME]")
-            case ("output-retries", .int(let n)) where (0...100_000).contains(n):
-                config.outputs.recovery.attempts = n
-            case ("output-retries", _):
-                throw TonearmError(.invalidConfig, "\(origin): output-retries must be a number of attempts from 0 to 100000")
-            case ("output-retry-interval", .int(let n)) where (1...3600).contains(n):
-                config.outputs.recovery.interval = .seconds(n)
-            case ("output-retry-interval", .double(let d)) where d >= 0.1 && d <= 3600:
-                config.outputs.recovery.interval = .milliseconds(Int64((d * 1000).rounded()))
-            case ("output-retry-interval", _):
-                throw TonearmError(.invalidConfig, "\(origin): output-retry-interval must be seconds from 0.1 to 3600")
+            case ("playback", _), ("plugins", _), ("mpd-protocol", _), ("web", _), ("outputs", _):
+                let example = ["playback": "[playback.replaygain]", "plugins": "[plugins.NAME]", "outputs": "[outputs.NAME]"][key] ?? "[\(key)]"
+                throw top.fail(key, "tables such as \(example)")
             default:
-                throw TonearmError(.invalidConfig, "\(origin): unknown setting '\(key)' (known: audio-sink, output, output-retries, output-retry-interval, tick-interval, [outputs.NAME], [playback.replaygain], [plugins.NAME], [mpd-protocol], [web])")
+                break // a top-level value, read above
             }
             config.sources[key] = .file
         }
@@ -139,6 +122,14 @@ public struct Configuration: Sendable, Equatable {
             }
         }
         return config
+    }
+
+    /// The keys and tables config.toml may have at its top.
+    static let topLevelKeys = ["audio-sink", "output", "output-retries", "output-retry-interval", "tick-interval",
+                               "outputs", "playback", "plugins", "mpd-protocol", "web"]
+
+    private static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// The allowed range of the tick interval.

@@ -39,61 +39,49 @@ public struct OutputSettings: Sendable, Equatable {
     /// snapserver's port for a `tcp://…?mode=server` source when none is given.
     public static let snapcastTCPPort = 4953
 
+    /// The keys each kind takes besides `kind`.
+    static let keysByKind: [String: [String]] = [
+        "local": ["device", "element"], "snapcast-pipe": ["path", "sample-format"],
+        "snapcast-tcp": ["host", "port", "sample-format"], "pipeline": ["sink"],
+    ]
+
     /// One `[outputs.NAME]` section.
     static func parse(name: String, _ table: [String: ConfigValue], origin: String) throws -> AudioOutput {
         let place = "\(origin): [outputs.\(name)]"
         guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0 == "/" }) else {
             throw TonearmError(.invalidConfig, "\(place): an output's name must be a word without spaces or slashes")
         }
-        func string(_ key: String) throws -> String? {
-            switch table[key] {
-            case nil: return nil
-            case .string(let s) where !s.trimmingCharacters(in: .whitespaces).isEmpty: return s
-            default: throw TonearmError(.invalidConfig, "\(place) \(key) must be a non-empty string")
-            }
+        let kinds = Self.kinds.map { "\"\($0)\"" }.joined(separator: ", ")
+        guard table["kind"] != nil else { throw TonearmError(.invalidConfig, "\(place) needs kind = one of \(kinds)") }
+        let kind = try ConfigSection(place, table, known: Array(table.keys)).string("kind") ?? ""
+        guard let keys = keysByKind[kind] else {
+            throw TonearmError(.invalidConfig, "\(place) kind must be one of \(kinds), not \"\(kind)\"")
         }
+        let section = try ConfigSection("\(place) (kind \"\(kind)\")", table, known: ["kind"] + keys)
         func format() throws -> AudioOutput.SampleFormat {
-            guard let text = try string("sample-format") else { return AudioOutput.SampleFormat() }
+            guard let text = try section.string("sample-format") else { return AudioOutput.SampleFormat() }
             guard let format = AudioOutput.SampleFormat(text) else {
-                throw TonearmError(.invalidConfig, "\(place) sample-format must be RATE:16:CHANNELS as in snapserver's source (e.g. \"48000:16:2\"), not \"\(text)\"; Tonearm writes 16-bit samples")
+                throw section.fail("sample-format", "RATE:16:CHANNELS as in snapserver's source (e.g. \"48000:16:2\"); Tonearm writes 16-bit samples")
             }
             return format
         }
-        func only(_ keys: [String]) throws {
-            for key in table.keys where !(["kind"] + keys).contains(key) {
-                throw TonearmError(.invalidConfig, "\(place): unknown key '\(key)' for kind \(table["kind"]?.description ?? "?") (known: \((["kind"] + keys).joined(separator: ", ")))")
-            }
-        }
-        guard let kind = try string("kind") else {
-            throw TonearmError(.invalidConfig, "\(place) needs kind = one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", "))")
-        }
         switch kind {
         case "local":
-            try only(["device", "element"])
-            return AudioOutput(name: name, kind: .local(device: try string("device"), element: try string("element")))
+            return AudioOutput(name: name, kind: .local(device: try section.string("device"), element: try section.string("element")))
         case "snapcast-pipe":
-            try only(["path", "sample-format"])
-            guard let path = try string("path"), path.hasPrefix("/") else {
-                throw TonearmError(.invalidConfig, "\(place) path must be the absolute path of snapserver's FIFO (its source = pipe:///tmp/snapfifo?name=…)")
+            guard let path = try section.string("path"), path.hasPrefix("/") else {
+                throw section.fail("path", "the absolute path of snapserver's FIFO (its source = pipe:///tmp/snapfifo?name=…)")
             }
             return AudioOutput(name: name, kind: .snapcastPipe(path: path, format: try format()))
         case "snapcast-tcp":
-            try only(["host", "port", "sample-format"])
-            var port = snapcastTCPPort
-            switch table["port"] {
-            case nil: break
-            case .int(let p) where (1...65535).contains(p): port = p
-            default: throw TonearmError(.invalidConfig, "\(place) port must be a number from 1 to 65535 (snapserver's tcp source listens on 4953 by default)")
-            }
-            return AudioOutput(name: name, kind: .snapcastTCP(host: try string("host") ?? "127.0.0.1", port: port, format: try format()))
-        case "pipeline":
-            try only(["sink"])
-            guard let sink = try string("sink") else {
+            // snapserver's tcp source listens on 4953 by default.
+            let port = try section.integer("port", snapcastTCPPort, 1...65535)
+            return AudioOutput(name: name, kind: .snapcastTCP(host: try section.string("host", "127.0.0.1"), port: port, format: try format()))
+        default:
+            guard let sink = try section.string("sink") else {
                 throw TonearmError(.invalidConfig, "\(place) needs sink = a GStreamer sink line such as \"pulsesink\"")
             }
             return AudioOutput(name: name, kind: .pipeline(sink))
-        default:
-            throw TonearmError(.invalidConfig, "\(place) kind must be one of \(kinds.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(kind)\"")
         }
     }
 

@@ -146,38 +146,16 @@ public struct ReplayGainSettings: Sendable, Equatable {
 }
 
 extension ReplayGainSettings {
+    static let keys = ["mode", "preamp", "preamp-untagged", "clipping-prevention"]
+
     /// Reads the `[playback.replaygain]` table; errors name the key and the fix.
-    public init(section: [String: ConfigValue], origin: String) throws {
+    public init(section table: [String: ConfigValue], origin: String) throws {
+        let section = try ConfigSection("\(origin): [playback.replaygain]", table, known: Self.keys)
         self.init()
-        for (key, value) in section {
-            switch (key, value) {
-            case ("mode", .string(let text)):
-                guard let mode = ReplayGainMode(rawValue: text) else {
-                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] mode must be off, track, album or auto, not \"\(text)\"")
-                }
-                self.mode = mode
-            case ("preamp", _), ("preamp-untagged", _):
-                let number: Double
-                switch value {
-                case .double(let d): number = d
-                case .int(let i): number = Double(i)
-                default:
-                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] \(key) must be a number of dB, e.g. 0 or -3.5")
-                }
-                guard number.isFinite, Self.preampRange.contains(number) else {
-                    throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] \(key) must be between -30 and 30 dB, not \(number)")
-                }
-                if key == "preamp" { preamp = number } else { preampUntagged = number }
-            case ("clipping-prevention", .bool(let on)):
-                clippingPrevention = on
-            case ("mode", _):
-                throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] mode must be a string: \"off\", \"track\", \"album\" or \"auto\"")
-            case ("clipping-prevention", _):
-                throw TonearmError(.invalidConfig, "\(origin): [playback.replaygain] clipping-prevention must be true or false")
-            default:
-                throw TonearmError(.invalidConfig, "\(origin): unknown setting '\(key)' in [playback.replaygain] (known: mode, preamp, preamp-untagged, clipping-prevention)")
-            }
-        }
+        mode = try section.choice("mode", mode)
+        preamp = try section.number("preamp", preamp, Self.preampRange)
+        preampUntagged = try section.number("preamp-untagged", preampUntagged, Self.preampRange)
+        clippingPrevention = try section.bool("clipping-prevention", clippingPrevention)
     }
 
     /// The settings as TOML lines of `[playback.replaygain]`, each with where it came from.
