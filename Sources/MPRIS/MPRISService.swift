@@ -49,7 +49,7 @@ public final class MPRISService: Sendable {
         handlers.append(BrowserInterface(sources: browsables, player: player))
         if let shares {
             handlers.append(Self.sharesInterface(shares, player: player))
-            forwarders.append(Self.sharesForwarder(shares, on: connection))
+            forwarders.append(Self.sharesForwarder(shares, on: connection, logger: logger))
         }
         var playlistsFace: PlaylistsFace?
         if let playlists {
@@ -79,10 +79,17 @@ public final class MPRISService: Sendable {
     }
 
     /// Shares1 signals, and the senders (KDE Connect, BlueZ) that announce finished transfers.
-    private static func sharesForwarder<S: SharesAPI>(_ shares: S, on connection: DBusConnection) -> @Sendable () async -> [Task<Void, Never>] {
+    private static func sharesForwarder<S: SharesAPI>(_ shares: S, on connection: DBusConnection,
+                                                      logger: Logger) -> @Sendable () async -> [Task<Void, Never>] {
         {
             let forwarding = SharesInterface.forward(shares, on: connection, path: objectPath)
             let senders = await SharesInterface.listenToSenders(shares, on: connection)
+            // A sender's word that comes before this line is not heard (the file then settles by itself).
+            if senders == nil {
+                logger.warning("cannot listen for KDE Connect and BlueZ transfers on the session bus")
+            } else {
+                logger.info("listening for KDE Connect and BlueZ transfers")
+            }
             return [forwarding] + (senders.map { [$0] } ?? [])
         }
     }

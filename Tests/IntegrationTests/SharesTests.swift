@@ -233,7 +233,7 @@ import Testing
         let file = inbox.appendingPathComponent("from phone.wav")
         try Self.wav(seed: 5).write(to: file)
         // Seen and left to settle (for 300 s): only the sender's word can bring it in now.
-        try await d.waitFor("the file noticed") { d.log.contains("from phone.wav arrived") }
+        try await d.waitFor("the file noticed") { d.log.contains("listening for KDE Connect and BlueZ transfers") && d.log.contains("from phone.wav arrived") }
         #expect(Self.files(received).isEmpty, "settling takes 300 s")
         // KDE Connect's share plugin says the transfer is done.
         let sender = try DBusConnection.connect(address: d.bus.address)
@@ -253,7 +253,7 @@ import Testing
         defer { obexd.close() }
         let transfer = "/org/bluez/obex/server/session1/transfer7"
         obexd.export(path: transfer, handlers: [try FakeTransfer(filename: file.path)])
-        try await d.waitFor("the file noticed") { d.log.contains("over bluetooth.wav arrived") }
+        try await d.waitFor("the file noticed") { d.log.contains("listening for KDE Connect and BlueZ transfers") && d.log.contains("over bluetooth.wav arrived") }
         #expect(Self.files(received).isEmpty)
         obexd.emitPropertiesChanged(path: transfer, interface: "org.bluez.obex.Transfer1", changed: ["Status": .string("complete")])
         try await d.waitFor("taken at once") { Self.files(received) == ["over bluetooth.wav"] }
