@@ -413,7 +413,10 @@ public struct PlaybackMachine: Sendable {
             return Step()
         case .running, .finished:
             guard status != .stopped else { return Step() }
-            let at = state.positionOverride ?? position ?? 0
+            var at = state.positionOverride ?? position ?? 0
+            // A seek that landed before PLAYING came back: the pipeline has not moved from its target, and its own
+            // position can be the faulty one `asyncDone` describes (a stress run read 0.3 s after a seek to 10.6 s).
+            if case .landed(let target)? = state.running?.seek { at = target }
             if var running = state.running {
                 if !running.handOver.pending.isEmpty {
                     return Step(effects: load(item, paused: status != .playing, at: at, reload: true, now: now))

@@ -269,6 +269,18 @@ import Testing
         #expect(r.machine.snapshot.positionOverride == nil)
     }
 
+    @Test("a rate set just after a seek landed, before PLAYING came back, starts from the seek's target, not the pipeline's position")
+    func rateAfterALandedSeek() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.seek(10 * Self.s, now: r.t0))
+        r.send(.asyncDone(position: 10 * Self.s, duration: 60 * Self.s, seekable: true, settled: nil))
+        _ = r.takeEffects()
+        r.send(.setRate(1.5, position: 300_000_000, now: r.t0))
+        #expect(r.seeks == [10 * Self.s])
+        #expect(r.machine.snapshot.positionOverride == 10 * Self.s)
+    }
+
     @Test("a seek followed by PLAYING, then a pause: no second seek whatever the position")
     func playingAfterTheSeekEndsTheWatch() {
         var r = Rig()

@@ -26,7 +26,11 @@ import Testing
         let media = try await StressMedia.make(in: d, seed: Self.seed)
         // Subscribed before the daemon starts, so no signal of it is missed.
         let signals = try await StressSignals(d.client)
-        try await d.start(media.initialQueue, sink: "fakesink sync=true")
+        // Verbose: a broken rule prints the daemon's last decisions (the playback machine's included).
+        try await d.start(media.initialQueue + ["--verbose"], sink: "fakesink sync=true")
+        // The daemon answers before GStreamer is ready and holds Position until audio really plays; the timing rules
+        // are about a pipeline that exists.
+        try await d.waitFor("the audio engine ready", timeout: .seconds(60)) { d.log.contains("audio engine ready") }
         let run = try StressRun(daemon: d, media: media, signals: signals, seed: Self.seed, steps: Self.steps)
         defer { run.stopBurners() }
         await run.go()
@@ -412,6 +416,8 @@ final class StressRun {
             last steps:
             \(log.suffix(10).map { "  " + $0 }.joined(separator: "\n"))
             replay: TONEARM_STRESS_SEED=\(seed) TONEARM_STRESS_STEPS=\(steps) swift test --skip-build --filter '^ReliabilityTests\\.ModelStress'
+            the daemon's last lines:
+            \(d.log.split(separator: "\n").suffix(40).map { "  " + $0 }.joined(separator: "\n"))
             """
         examples.append(message)
         print("ModelStress: " + message)

@@ -25,7 +25,6 @@ public actor Player {
 
     var queue = PlayQueue()
     var volume = 1.0
-    var rate = 1.0
     var tickInterval: Duration
     /// `[playback.replaygain]`, with the mode as last set (config, or live over the bus).
     var replayGain: ReplayGainSettings
@@ -57,11 +56,11 @@ public actor Player {
     var lyricsFollow = LyricsFollow()
     /// How a live stream that drops is reconnected, and where that stands (PlayerStreams.swift).
     let reconnectPolicy: StreamReconnectPolicy
-    var reconnect = StreamReconnect()
-    /// How full the network buffer of what plays is, 0…100 (100: not buffering).
-    var bufferingPercent = 100
+    var reconnector: StreamReconnector
+    var streamTimers: [StreamReconnector.TimerKind: Task<Void, Never>] = [:]
     /// The outputs and the current one's trouble (PlayerOutputs.swift).
     var outputState = OutputState()
+    var outputRecovery: OutputRecovery
     let outputPolicy: OutputRecoveryPolicy
 
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
@@ -87,10 +86,12 @@ public actor Player {
                 configuredOutput: String? = nil, logger: Logger = Logger(label: "tonearm.player")) {
         self.replayGain = replayGain
         outputPolicy = outputRecovery
+        self.outputRecovery = OutputRecovery(policy: outputRecovery)
         let current = engine.output
         outputState = OutputState(configured: outputs.contains { $0.name == current.name } ? outputs : [current] + outputs)
         outputState.configuredStart = configuredOutput
         self.reconnectPolicy = reconnectPolicy
+        reconnector = StreamReconnector(policy: reconnectPolicy)
         self.engine = engine
         self.lyricsFinder = lyricsFinder
         self.plugins = plugins
@@ -138,8 +139,7 @@ public actor Player {
         engine.shutdown()
         for task in tasks { task.cancel() }
         tickTask?.cancel()
-        reconnect.task?.cancel()
-        reconnect.stallWatch?.cancel()
+        for timer in streamTimers.values { timer.cancel() }
         outputState.retry?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
@@ -178,7 +178,7 @@ public actor Player {
         var position = engine.reportedPosition / 1000
         let instant = ContinuousClock.now
         let moving = playback.item != nil && playback.status == .playing && playback.positionOverride == nil
-            && engine.pipelineState == .playing && bufferingPercent >= 100
+            && engine.pipelineState == .playing && reconnector.level >= 100
         // Just after a gapless hand-over the pipeline reports where the previous track was until the sink plays the
         // new one (a loaded run read 5.05 s for a track 0.1 s in): a position past what the new track can have
         // reached since it started is the old one's, and the basis counts from the start instead.
@@ -200,6 +200,7 @@ public actor Player {
         let playback = engine.snapshot
         let loadedToken = playback.item?.token
         let pipelineSeeks = playback.canSeek
+        let rate = playback.rate
         var s = PlayerSnapshot()
         s.status = status
         s.loop = queue.loop
@@ -228,10 +229,10 @@ public actor Player {
         }
         s.replayGainMode = replayGain.mode
         s.output = engine.output.name
-        s.outputProblem = outputState.problem
+        s.outputProblem = outputRecovery.problem
         s.outputs = outputs
         s.appliedGain = appliedGain
-        s.buffering = bufferingPercent
+        s.buffering = reconnector.level
         s.tickInterval = tickInterval
         return s
     }

@@ -22,8 +22,8 @@ extension Player {
             handover.started(item.token)
             startingTrack.store(false, ordering: .relaxed)
             // A live stream heard before and started again is a reconnect: its position starts over.
-            let reconnected = reconnect.trackID == id && reconnect.startedAt != nil
-            streamStarted(id)
+            let (reconnected, actions) = reconnector.started(id, now: .now)
+            perform(actions)
             let repeated = heard == id || reconnected
             heard = id
             failuresInARow = 0
@@ -53,7 +53,7 @@ extension Player {
             applyMetadataNow(id, plugin?.applying(tags, to: track.metadata, artCache: artCache)
                              ?? track.metadata.merging(tags, artCache: artCache))
         case .buffering(let item, let percent):
-            bufferingChanged(TrackID(serial: item.token), percent)
+            perform(reconnector.buffering(TrackID(serial: item.token), percent))
         case .outputFailed(let output, let error, let wasPlaying):
             outputFailed(output, error, wasPlaying: wasPlaying)
         case .seekCompleted(let item, let ns):

@@ -81,7 +81,7 @@ extension Player {
         let generation = lyricsFollow.timerGeneration
         // The position runs at the playback rate; at least a millisecond, so a position that lags the clock a little
         // is read again shortly rather than in a tight loop.
-        let wait = max(1_000, Int64(Double(next - position) / max(rate, 0.01)))
+        let wait = max(1_000, Int64(Double(next - position) / max(engine.snapshot.rate, 0.01)))
         lyricsFollow.timer = Task { [weak self] in
             try? await Task.sleep(for: .microseconds(wait))
             guard !Task.isCancelled else { return }

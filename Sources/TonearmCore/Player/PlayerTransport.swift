@@ -24,7 +24,7 @@ extension Player {
     public func pause() {
         if outputIsLost { stayPausedWhenOutputIsBack() }
         guard status == .playing else { return }
-        cancelReconnect()
+        perform(reconnector.cancelReconnect())
         engine.pause()
         emitTick()
         publishCommand()
@@ -42,8 +42,7 @@ extension Player {
     /// Stops the engine and the ticks whatever the status; Stop, the end of the queue and failures share it.
     func halt() {
         stayPausedWhenOutputIsBack()
-        cancelReconnect()
-        stopStallWatch()
+        perform(reconnector.cancelReconnect() + reconnector.stopStallWatch())
         startingTrack.store(false, ordering: .relaxed)
         engine.stop()
         publishCommand()
@@ -136,9 +135,9 @@ extension Player {
         guard (Self.minimumRate...Self.maximumRate).contains(value) else {
             throw TonearmError.invalidValue("rate \(value) is outside \(Self.minimumRate)…\(Self.maximumRate)")
         }
-        guard value != rate else { return }
-        rate = value
-        engine.setRate(value)
+        guard value != engine.snapshot.rate else { return }
+        // The engine keeps the rate (and carries it over loads and hand-overs); the player keeps no copy.
+        guard engine.setRate(value) else { throw TonearmError.invalidValue("the rate \(value) was refused") }
         followLyrics()
         publish()
     }
@@ -191,14 +190,14 @@ extension Player {
             playWhenOutputIsBack()
             paused = true
         }
-        if reconnect.trackID != id { cancelReconnect() }
-        stopStallWatch()
+        if reconnector.trackID != id { perform(reconnector.cancelReconnect()) }
+        perform(reconnector.stopStallWatch())
         queue.setCurrent(id)
         heard = nil
         let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)
         startingTrack.store(true, ordering: .relaxed)
         engine.load(playbackItem(track, serial), startPaused: paused, at: overflow ? 0 : ns)
-        watchNewLiveStream(id)
+        if track.metadata.isLive == true { perform(reconnector.newLiveStream(id)) }
         if status == .playing { startTicking() } else { stopTicking() }
         refreshHandover()
         publish()
