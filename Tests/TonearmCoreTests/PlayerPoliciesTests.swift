@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Lyrics
 @testable import TonearmCore
 
 /// The player's policies without the player: each is a value that takes what happened (and `now`) and returns
@@ -214,5 +215,92 @@ import Testing
                                  now: Self.t0.advanced(by: .milliseconds(Int(seconds * 1000))))
         #expect(soon == again)
         #expect(r.attempts == (again ? 1 : 0))
+    }
+}
+
+@Suite struct FailureSkipperTests {
+    static let a = TrackID(serial: 1), b = TrackID(serial: 2), c = TrackID(serial: 3)
+
+    @Test("the loaded entry fails: skip on, until as many failed in a row as the queue holds", arguments: [
+        (1, FailureSkipper.Decision.skip), (2, .skip), (3, .halt),
+    ])
+    func failuresInARow(failures: Int, expected: FailureSkipper.Decision) {
+        var s = FailureSkipper()
+        var last = FailureSkipper.Decision.passOver
+        for id in [Self.a, Self.b, Self.c].prefix(failures) { last = s.failed(id, loaded: true, queueCount: 3) }
+        #expect(last == expected)
+    }
+
+    @Test("a hand-over that failed (not loaded) is passed over but stops nothing; a play in between resets the row")
+    func notLoadedAndHeard() {
+        var s = FailureSkipper()
+        #expect(s.failed(Self.b, loaded: false, queueCount: 2) == .passOver)
+        #expect(s.skips(Self.b))
+        _ = s.failed(Self.a, loaded: true, queueCount: 2)
+        s.heard()
+        #expect(s.failed(Self.c, loaded: true, queueCount: 2) == .skip, "the row starts over")
+        s.forgive(Self.b)
+        #expect(!s.skips(Self.b), "picked again: tried again")
+        s.forgiveAll()
+        #expect(!s.skips(Self.a) && !s.skips(Self.c))
+    }
+}
+
+@Suite struct TickScheduleTests {
+    @Test("ticks run exactly while playing; a restart starts a new cadence and the old timer stops counting")
+    func followsTheStatus() {
+        var t = TickSchedule(interval: .seconds(1))
+        #expect(t.follow(playing: false).isEmpty)
+        #expect(t.follow(playing: true) == [.start(generation: 1, every: .seconds(1))])
+        #expect(t.follow(playing: true).isEmpty, "already ticking")
+        #expect(t.fired(generation: 1, playing: true, pipelinePlaying: true) == (true, [.tick]))
+        #expect(t.fired(generation: 1, playing: true, pipelinePlaying: false) == (true, []), "promised playing, not moving yet")
+        t.setInterval(.milliseconds(250))
+        #expect(t.restart() == [.start(generation: 2, every: .milliseconds(250))])
+        #expect(t.fired(generation: 1, playing: true, pipelinePlaying: true).goesOn == false, "an old timer")
+        #expect(t.follow(playing: false) == [.stop])
+        #expect(t.fired(generation: 3, playing: false, pipelinePlaying: false).goesOn == false)
+    }
+
+    @Test("a timer that fires after the status left Playing ends the ticks; the next Play starts them again")
+    func firesAfterPause() {
+        var t = TickSchedule(interval: .seconds(1))
+        _ = t.follow(playing: true)
+        #expect(t.fired(generation: 1, playing: false, pipelinePlaying: false).goesOn == false)
+        #expect(!t.running)
+        #expect(t.follow(playing: true) == [.start(generation: 2, every: .seconds(1))])
+    }
+}
+
+@Suite struct LyricsFollowerTests {
+    static let song = TrackID(serial: 4), other = TrackID(serial: 5)
+    static let timed = Lyrics(lines: [LyricLine(start: 1_000_000, text: "one"), LyricLine(start: 3_000_000, text: "two")], source: .lrc)
+
+    @Test("a new track drops the old lyrics, announces no line and looks its own up")
+    func newTrack() {
+        var f = LyricsFollower()
+        let first = f.current(Self.song, canLookUp: true)
+        #expect(first.contains { if case .lookUp(Self.song) = $0 { true } else { false } })
+        _ = f.found(Self.song, Self.timed)
+        let next = f.current(Self.other, canLookUp: false)
+        #expect(next.contains { if case .lyricsChanged(Self.other, nil) = $0 { true } else { false } })
+        #expect(next.contains { if case .lineChanged(Self.other, -1, -1, "") = $0 { true } else { false } })
+        #expect(!next.contains { if case .lookUp = $0 { true } else { false } })
+        #expect(f.found(Self.song, Self.timed).isEmpty, "a late lookup for a track no longer current")
+    }
+
+    @Test("the line at the position is announced once; while playing a timer is set for the next line, at the rate",
+          arguments: [(0, 1.0, Int64(1_000_000)), (1_500_000, 1.0, 1_500_000), (1_500_000, 2.0, 750_000), (3_500_000, 1.0, -1)])
+    func lines(position: Int64, rate: Double, wait: Int64) {
+        var f = LyricsFollower()
+        _ = f.current(Self.song, canLookUp: true)
+        _ = f.found(Self.song, Self.timed)
+        let actions = f.follow(position: position, playing: true, rate: rate)
+        let scheduled = actions.compactMap { if case .schedule(_, let us) = $0 { us } else { nil } }
+        #expect(scheduled == (wait < 0 ? [] : [wait]))
+        let again = f.follow(position: position, playing: true, rate: rate)
+        #expect(!again.contains { if case .lineChanged = $0 { true } else { false } }, "announced once")
+        let paused = f.follow(position: position, playing: false, rate: rate)
+        #expect(!paused.contains { if case .schedule = $0 { true } else { false } }, "no timer while paused")
     }
 }

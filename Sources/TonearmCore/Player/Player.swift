@@ -25,7 +25,12 @@ public actor Player {
 
     var queue = PlayQueue()
     var volume = 1.0
-    var tickInterval: Duration
+    /// When Tick is emitted (Policies/TickSchedule.swift), and its interval.
+    var ticks: TickSchedule
+    var tickInterval: Duration {
+        get { ticks.interval }
+        set { ticks.setInterval(newValue) }
+    }
     /// `[playback.replaygain]`, with the mode as last set (config, or live over the bus).
     var replayGain: ReplayGainSettings
     /// True from a load until its track is heard (or fails): background work (loudness measurement) waits meanwhile.
@@ -35,11 +40,9 @@ public actor Player {
     /// The item that last began from its start after a gapless hand-over, and when: until the sink renders it, the
     /// pipeline still reports the previous track's position.
     var handedOverStart: (token: UInt64, at: ContinuousClock.Instant)?
-    /// Entries that failed to play; skipped until a user picks them explicitly.
-    var failed: Set<TrackID> = []
-    var failuresInARow = 0
+    /// Entries that failed to play, skipped until a user picks them explicitly.
+    var skipper = FailureSkipper()
     var lastSnapshot: PlayerSnapshot?
-    var tickGeneration = 0
     var saveScheduled = false
     /// The state last written in full, at position 0.
     var savedApartFromPosition: PersistedState?
@@ -53,7 +56,8 @@ public actor Player {
     var isShutDown = false
     /// Where lyrics come from (nil: no lyrics), and the current track's (PlayerLyrics.swift).
     let lyricsFinder: LyricsFinder?
-    var lyricsFollow = LyricsFollow()
+    var lyricsFollower = LyricsFollower()
+    var lyricsTasks = LyricsTasks()
     /// How a live stream that drops is reconnected, and where that stands (PlayerStreams.swift).
     let reconnectPolicy: StreamReconnectPolicy
     var reconnector: StreamReconnector
@@ -97,7 +101,7 @@ public actor Player {
         self.plugins = plugins
         stateWriter = stateStore.map { StateWriter(store: $0, logger: logger) }
         self.artCache = artCache
-        self.tickInterval = tickInterval
+        ticks = TickSchedule(interval: tickInterval)
         self.logger = logger
     }
 
@@ -222,10 +226,10 @@ public actor Player {
         }
         s.queueVersion = queueVersion
         s.nextID = hasCurrent ? playable(after: queue.currentID, automatic: true) : nil
-        if let id = queue.currentID, lyricsFollow.trackID == id {
-            s.lyricsText = lyricsFollow.text
-            s.lyricsLine = lyricsFollow.line
-            s.lyrics = lyricsFollow.lyrics
+        if let id = queue.currentID, lyricsFollower.trackID == id {
+            s.lyricsText = lyricsFollower.text
+            s.lyricsLine = lyricsFollower.line
+            s.lyrics = lyricsFollower.lyrics
         }
         s.replayGainMode = replayGain.mode
         s.output = engine.output.name
@@ -278,49 +282,48 @@ public actor Player {
     }
 
     /// Ticks while playing, from now; any earlier tick loop ends.
-    func startTicking() {
-        tickGeneration += 1
-        tickTask?.cancel()
-        let generation = tickGeneration
-        let interval = tickInterval
-        tickTask = Task { [weak self] in
-            let clock = ContinuousClock()
-            var deadline = clock.now
-            while !Task.isCancelled {
-                deadline = deadline.advanced(by: interval)
-                // Behind schedule (a stalled or loaded machine): tick once now, not a burst of missed ticks.
-                let now = clock.now
-                if deadline < now { deadline = now }
-                try? await Task.sleep(until: deadline, clock: clock)
-                guard let self, await self.tick(generation) else { return }
+    func startTicking() { perform(ticks.restart()) }
+
+    func stopTicking() { perform(ticks.stop()) }
+
+    /// Ticks follow the status: after every command and engine event.
+    func followStatus() {
+        perform(ticks.follow(playing: status == .playing))
+        followLyrics()
+    }
+
+    private func perform(_ actions: [TickSchedule.Action]) {
+        for action in actions {
+            switch action {
+            case .start(let generation, let interval):
+                tickTask?.cancel()
+                tickTask = Task { [weak self] in
+                    let clock = ContinuousClock()
+                    var deadline = clock.now
+                    while !Task.isCancelled {
+                        deadline = deadline.advanced(by: interval)
+                        // Behind schedule (a stalled or loaded machine): tick once now, not a burst of missed ticks.
+                        let now = clock.now
+                        if deadline < now { deadline = now }
+                        try? await Task.sleep(until: deadline, clock: clock)
+                        guard let self, await self.tickFired(generation) else { return }
+                    }
+                }
+            case .stop:
+                tickTask?.cancel()
+                tickTask = nil
+            case .tick:
+                emitTick()
             }
         }
     }
 
-    func stopTicking() {
-        tickGeneration += 1
-        tickTask?.cancel()
-        tickTask = nil
-    }
-
-    /// Ticks follow the status: after every command and engine event.
-    func followStatus() {
-        if status == .playing {
-            if tickTask == nil { startTicking() }
-        } else if tickTask != nil {
-            stopTicking()
-        }
-        followLyrics()
-    }
-
-    private func tick(_ generation: Int) -> Bool {
-        guard generation == tickGeneration else { return false }
-        guard status == .playing else {
-            tickTask = nil
-            return false
-        }
-        // Promised playing but not moving yet (the engine still starting, a track opening): no time event to tell.
-        if engine.pipelineState == .playing { emitTick() }
+    private func tickFired(_ generation: Int) -> Bool {
+        let (goesOn, actions) = ticks.fired(generation: generation, playing: status == .playing,
+                                            pipelinePlaying: engine.pipelineState == .playing)
+        if !goesOn, generation == ticks.generation { tickTask = nil }
+        guard goesOn else { return false }
+        perform(actions)
         followLyrics()
         return true
     }

@@ -26,7 +26,7 @@ extension Player {
             perform(actions)
             let repeated = heard == id || reconnected
             heard = id
-            failuresInARow = 0
+            skipper.heard()
             let wasCurrent = queue.currentID == id
             queue.setCurrent(id)
             if !wasCurrent { refreshHandover() }  // what follows the new current item, for its own hand-over
@@ -92,15 +92,13 @@ extension Player {
             logger.error("\(reason.message)")
             emit(.trackFailed(id, uri: uri, error: reason))
             if id == loaded { startingTrack.store(false, ordering: .relaxed) }
-            failed.insert(id)
+            let decision = skipper.failed(id, loaded: id == loaded, queueCount: queue.tracks.count)
             refreshHandover()
-            guard id == loaded else { return }
-            failuresInARow += 1
-            let wasPaused = status == .paused
-            if failuresInARow < max(1, queue.tracks.count), let next = playable(after: id, automatic: false) {
-                load(next, paused: wasPaused)
-            } else {
-                halt()
+            switch decision {
+            case .skip:
+                if let next = playable(after: id, automatic: false) { load(next, paused: status == .paused) } else { halt() }
+            case .halt: halt()
+            case .passOver: break
             }
         }
     }

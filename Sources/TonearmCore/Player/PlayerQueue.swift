@@ -54,7 +54,7 @@ extension Player {
 
     public func goTo(_ id: TrackID) {
         guard queue.contains(id) else { return }
-        failed.remove(id)
+        skipper.forgive(id)
         switchTo(id, keepingStatus: false)
     }
 
@@ -119,7 +119,7 @@ extension Player {
         let wasLoaded = loaded == id
         let wasPlaying = status == .playing
         queue.remove(id)
-        failed.remove(id)
+        skipper.forgive(id)
         emit(.trackRemoved(id))
         if wasLoaded {
             if let next = queue.currentID, wasPlaying {
@@ -143,7 +143,7 @@ extension Player {
     public func clear() {
         stop()
         queue.clear()
-        failed = []
+        skipper.forgiveAll()
         emit(.trackListReplaced([], current: nil))
         changedQueueShape()
     }
@@ -225,7 +225,7 @@ extension Player {
     func replace(with resolved: [(TrackMetadata, any SourcePlugin)]) -> [TrackID] {
         halt()
         queue.clear()
-        failed = []
+        skipper.forgiveAll()
         let tracks = resolved.map { queue.makeTrack($0.0) }
         _ = queue.insert(tracks, at: .end)
         queue.setCurrent(queue.playOrder.first)
@@ -239,7 +239,7 @@ extension Player {
     func playable(after id: TrackID?, automatic: Bool) -> TrackID? {
         var candidate = queue.next(after: id, automatic: automatic)
         var seen: Set<TrackID> = []
-        while let c = candidate, failed.contains(c) {
+        while let c = candidate, skipper.skips(c) {
             guard seen.insert(c).inserted else { return nil }
             candidate = queue.next(after: c, automatic: false)
         }

@@ -44,7 +44,7 @@ extension Player {
     /// Makes `id` current and plays it from `microseconds` (paused if paused and `keepPaused`).
     public func play(_ id: TrackID, from microseconds: Int64, keepPaused: Bool = false) throws {
         guard queue.contains(id) else { throw TonearmError.noSuchTrack(id.path) }
-        failed.remove(id)
+        skipper.forgive(id)
         if microseconds <= 0, !(keepPaused && status == .paused) {
             switchTo(id, keepingStatus: false)
             return

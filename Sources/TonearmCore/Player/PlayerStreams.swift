@@ -84,7 +84,7 @@ extension Player {
         }
         logger.error("\(error.message)")
         emit(.trackFailed(id, uri: track.uri, error: error))
-        failed.insert(id)
+        skipper.stalled(id)
         perform(reconnector.buffering(id, 100))
         refreshHandover()
         if let next = playable(after: id, automatic: false) { load(next, paused: false) } else { halt() }

@@ -60,10 +60,10 @@ extension Player {
         guard makeSnapshot().canGoPrevious else { return }
         var candidate = queue.previous(before: queue.currentID)
         var seen: Set<TrackID> = []
-        while let c = candidate, failed.contains(c), seen.insert(c).inserted {
+        while let c = candidate, skipper.skips(c), seen.insert(c).inserted {
             candidate = queue.previous(before: c)
         }
-        guard let target = candidate, !failed.contains(target) else { return }
+        guard let target = candidate, !skipper.skips(target) else { return }
         switchTo(target, keepingStatus: true)
     }
 
