@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct PrivateBusTests {
     @Test func startsAndStopsWithoutLeftovers() throws {
@@ -345,9 +346,9 @@ import Testing
             r = try await run(dbusSend, ["--bus=" + f.bus.address, "--type=method_call", "--dest=" + serviceName, objectPath,
                                    testInterface + ".Record", "string:quiet"])
             #expect(r.0 == 0)
-            // Another sender's message may be routed after ours: wait (bounded) for it.
-            for _ in 0..<500 where f.handler.state.withLock({ $0.notes.isEmpty }) {
-                try await Task.sleep(for: .milliseconds(10))
+            // Another sender's message may be routed after ours: wait for it.
+            try await waitUntil("the call without a reply handled", timeout: .seconds(30)) {
+                !f.handler.state.withLock { $0.notes.isEmpty }
             }
             #expect(f.handler.state.withLock { $0.notes } == ["quiet"])
             // Properties and the tree.
@@ -444,7 +445,7 @@ import Testing
         defer { f.shutdown() }
         do {
             let call = Task { try await f.call("Sleep", [.uint32(300)]) }
-            while f.handler.state.withLock({ $0.sleeping }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the call being handled", timeout: .seconds(30)) { f.handler.state.withLock { $0.sleeping } > 0 }
             f.server.closeAfterReplies()
             await f.server.waitUntilClosed()
             #expect(try await call.value == [], "the reply left before the connection closed")
@@ -479,7 +480,7 @@ import Testing
         a.emitSignal(path: "/", interface: "org.tonearm.T", member: "Hi", arguments: [.string("owner a")])
         a.close()
         // Wait until the name is gone, then b takes it.
-        while try await b.nameHasOwner("org.tonearm.Later") { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the name released", timeout: .seconds(30)) { try await !b.nameHasOwner("org.tonearm.Later") }
         #expect(try b.requestName("org.tonearm.Later") == .primaryOwner)
         // The NameOwnerChanged signal is processed before anything b sends afterwards.
         _ = try await client.nameHasOwner("org.tonearm.Later")
@@ -503,15 +504,19 @@ import Testing
         #expect(try server.requestName(serviceName) == .primaryOwner)
         final class Answered: Sendable { let count = Mutex(0) }
         let answered = Answered()
+        // Sent in this order: an immediate task runs on this thread up to its first suspension, which comes only
+        // after `call` has queued its message.
         let calls = (0..<5).map { i in
-            Task {
-                try await Task.sleep(for: .milliseconds(10 * i))  // sent in this order
+            Task.immediate {
                 _ = try await client.call(destination: serviceName, path: objectPath, interface: testInterface,
                                           member: "Record", arguments: [.string("call \(i)")], timeout: .seconds(10))
                 answered.count.withLock { $0 += 1 }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // libdbus answers Peer.Ping itself, held or not, in the order messages came: once it has, the five calls
+        // reached the service before it, and any answer to them would have been sent before this one.
+        _ = try await client.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
         #expect(answered.count.withLock { $0 } == 0, "nothing is answered while held, not even UnknownObject")
         let handler = TestHandler()
         server.export(path: objectPath, handlers: [handler])
@@ -537,7 +542,7 @@ import Testing
                 .first?.vardictValue?["Clock"] == .int64(1), "GetAll goes through get unless every property can be read at once")
             // A read sent while an earlier call is still being handled waits its turn: its answer never overtakes.
             let slow = Task { try await f.call("Sleep", [.uint32(300)]) }
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("the slow call being handled", timeout: .seconds(30)) { f.handler.state.withLock { $0.sleeping } > 0 }
             #expect(try await Self.get(f, "Clock") == [.variant(.int64(1))])
             #expect(f.handler.state.withLock { $0.slept } == 1, "answered after the call before it")
             _ = try await slow.value

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// The sample interface exported by the tests' server.
 let sampleXML = """
@@ -110,7 +111,7 @@ final class TestHandler: DBusInterfaceHandler {
         case "Crash": throw TestFailure(description: "something broke")
         case "Sleep":
             state.withLock { $0.sleeping += 1 }
-            try await Task.sleep(for: .milliseconds(Int(arguments[0].int64Value ?? 0)))
+            await letTimePass(.milliseconds(Int(arguments[0].int64Value ?? 0)), because: "a method that is slow on purpose")
             state.withLock { $0.slept += 1 }
             return []
         case "Emit":

@@ -59,8 +59,11 @@ public struct Tmux: Sendable {
     /// The client is waited for: dropping it unfinished SIGKILLs it (ChildProcess's deinit) before it has asked, which
     /// left every test's tmux server running after the tests.
     public func killServer() {
-        guard let client = try? ChildProcess("/usr/bin/tmux", ["-L", socket, "kill-server"]) else { return }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while client.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        guard let client = try? ChildProcess("/usr/bin/tmux", ["-L", socket, "kill-server"]), let out = client.stdout else { return }
+        defer { close(out) }
+        // Its stdout reaches the end when it exits; 5 s bounds a client that hangs.
+        var end = pollfd(fd: out, events: Int16(POLLIN), revents: 0)
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while poll(&end, 1, 5000) > 0, read(out, &buffer, buffer.count) > 0 {}
     }
 }

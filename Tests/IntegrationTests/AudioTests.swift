@@ -95,7 +95,7 @@ import Testing
         try await d.waitFor("the first tick") { !ticks.signals.isEmpty }
         let clock = ContinuousClock()
         let started = clock.now
-        try await Task.sleep(for: .seconds(2))
+        await letTimePass(.seconds(2), because: "the window the ticks are counted in")
         let playing = ticks.timed
         // Judged against the time that really passed (a loaded machine sleeps longer than asked), with slack:
         // ticks come, and they do not come in bursts.
@@ -115,21 +115,29 @@ import Testing
         #expect(crowded <= 7, "\(crowded) ticks within one second of playback: \(positions)")
         #expect(playing.last?.1.arguments[2] == .int64(60_000_000))
 
+        // Ticks and PlaybackStatus leave the daemon in one ordered stream: a tick sent before the pause comes before
+        // Paused is announced, a tick sent while paused after it.
+        let ordered = try await SignalRecorder(d.client, DBusMatchRule(sender: Daemon.busName))
         _ = try await d.call(Daemon.player, "Pause")
-        try await Task.sleep(for: .milliseconds(300))
-        ticks.clear()
-        try await Task.sleep(for: .seconds(1))
-        #expect(ticks.signals.isEmpty, "no ticks while paused")
-
-        // One tick after a seek, even while paused.
+        try await d.waitFor("Paused announced") { ordered.announced(status: "Paused") }
+        let pausedAt = try await d.position()
+        await letTimePass(.seconds(1), because: "five tick intervals paused, in which a ticking daemon would have sent ticks")
+        // One tick after a seek, even while paused: the first after Paused was announced, and the only one.
         _ = try await d.call(Daemon.player, "Seek", [.int64(5_000_000)])
-        try await d.waitFor("tick after seek") { ticks.signals.count == 1 }
+        func ticksWhilePaused() -> [DBusSignal] {
+            let all = ordered.signals
+            let paused = all.firstIndex { $0.arguments.count > 1 && $0.arguments[1].vardictValue?["PlaybackStatus"]?.stringValue == "Paused" }
+            return paused.map { all[$0...].filter { $0.member == "Tick" } } ?? []
+        }
+        try await d.waitFor("tick after seek") { !ticksWhilePaused().isEmpty }
+        let sincePaused = ticksWhilePaused().compactMap { $0.arguments[1].int64Value }
+        #expect(sincePaused.count == 1 && sincePaused[0] >= pausedAt + 4_500_000, "no ticks while paused, then the seek's: \(sincePaused), paused at \(pausedAt)")
 
         try await d.set(Daemon.tonearm, "TickInterval", .int64(500_000))
         _ = try await d.call(Daemon.player, "Play")
         ticks.clear()
         let slowStart = clock.now
-        try await Task.sleep(for: .seconds(2.1))
+        await letTimePass(.seconds(2.1), because: "the window the slower ticks are counted in")
         let slower = ticks.signals.compactMap { $0.arguments[1].int64Value }
         // Against the time that really passed, as above: a loaded machine sleeps longer than asked.
         let slowElapsed = Double((clock.now - slowStart).components.seconds) + Double((clock.now - slowStart).components.attoseconds) / 1e18

@@ -118,7 +118,7 @@ import Testing
             #expect(position != nil)
             answered += 1
             scanning = try await d.get(Self.library, "Scanning") == .bool(true) || progress.signals.isEmpty
-            try await Task.sleep(for: .milliseconds(20))
+            await letTimePass(.milliseconds(20), because: "reads spread over the whole scan, as a client polling Position would")
             if answered > 20_000 { break }
         }
         #expect(!progress.signals.isEmpty, "the scan reported progress")

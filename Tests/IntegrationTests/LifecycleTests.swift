@@ -160,7 +160,7 @@ import Testing
         try await d.waitFor("position moves") { try await d.position() > 200_000 }
         let started = ContinuousClock.now
         let p0 = try await d.position()
-        try await Task.sleep(for: .seconds(1))
+        await letTimePass(.seconds(1), because: "the wall time the media time is measured against")
         let p1 = try await d.position()
         let elapsed = ContinuousClock.now - started
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

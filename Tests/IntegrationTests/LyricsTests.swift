@@ -99,10 +99,13 @@ import Testing
         #expect(try await Self.lines(d) == LyricsMedia.karaokeLines)
         #expect(try await d.get(Daemon.tonearm, "LyricsSynced") == .bool(true))
         #expect(try await d.metadata()["xesam:asText"]?.stringValue == "Hello world\nHow are you\n\nNaïve")
-        // Found after the track started, so announced with a PropertiesChanged carrying the text.
-        #expect(asText.named("PropertiesChanged").contains { signal in
-            signal.arguments.count > 1 && signal.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:asText"] != nil
-        })
+        // Found after the track started, so announced with a PropertiesChanged carrying the text (which may reach this
+        // client after the Get above was answered).
+        try await d.waitFor("the text announced") {
+            asText.named("PropertiesChanged").contains { signal in
+                signal.arguments.count > 1 && signal.arguments[1].vardictValue?["Metadata"]?.vardictValue?["xesam:asText"] != nil
+            }
+        }
 
         try await Self.play(d, gm.path, source: "midi")
         #expect(try await Self.lines(d) == LyricsMedia.generalMIDILines)

@@ -10,7 +10,7 @@ import Testing
     /// Paused means frozen: two reads half a second apart agree, and stay where the seek put the playhead.
     static func expectFrozen(_ d: Daemon, near target: Int64, _ context: String) async throws {
         let first = try await d.position()
-        try await Task.sleep(for: .milliseconds(500))
+        await letTimePass(.milliseconds(500), because: "a playhead that moved would move in that time")
         let second = try await d.position()
         #expect(try await d.status() == "Paused", "\(context): status")
         #expect(first == second, "\(context): Paused, yet the position moved from \(first) to \(second)")
@@ -31,7 +31,7 @@ import Testing
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(track), .int64(20_000_000)])
         let right = try await d.position()
         #expect(right == 20_000_000, "Position right after SetPosition during the start: \(right)")
-        try await Task.sleep(for: .milliseconds(500))
+        await letTimePass(.milliseconds(500), because: "the same SetPosition again half a second later, as in the series that broke the playhead")
         _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(track), .int64(20_000_000)])
         try await d.waitFor("the seeks settle") { try await d.get(Daemon.player, "CanSeek") == .bool(true) }
         try await Self.expectFrozen(d, near: 20_000_000, "round \(round)")

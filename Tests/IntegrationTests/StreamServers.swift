@@ -4,7 +4,8 @@ import Testing
 
 /// A small HTTP server for the tests (python3's standard library, which has no Range support of its own): files with
 /// Range requests, playlists, and faults — 404, 500, a redirect loop, a live stream that closes, one that stalls, a
-/// server that never answers its headers — and a live Ogg stream of chains.
+/// server that never answers its headers — and a live Ogg stream of chains. The script's `time.sleep` calls are how
+/// those faults behave (a slow, stalled or silent server), not the tests waiting for something.
 final class TestHTTPServer: @unchecked Sendable {
     let folder = TemporaryDirectory("tonearm-http")
     let process: ChildProcess

@@ -590,8 +590,8 @@ import Testing
         var still: (Int64, Int64)?
         try await d.waitFor("two positions read while buffering", timeout: .seconds(60)) {
             guard (try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100) < 100 else { return false }
-            let clock = ContinuousClock(), began = clock.now, before = try await d.position()
-            try await Task.sleep(until: began + .milliseconds(500))
+            let before = try await d.position()
+            await letTimePass(.milliseconds(500), because: "a position that moved would move in that time")
             let after = try await d.position()
             guard (try await d.get(Daemon.tonearm, "Buffering").int64Value ?? 100) < 100 else { return false }
             still = (before, after)

@@ -75,7 +75,8 @@ import Testing
         try await m.mpc("add", "Album")
         // A client in idle first, then one that says nothing and one that stops half-way through a command: the two
         // quiet ones are closed after the timeout (waited for, however long a loaded machine takes); the idle one
-        // outlives its own timeout, which ran out before theirs, and still wakes on a change.
+        // outlives its own timeout, which ran out before theirs, and still wakes on a change. A third quiet one, opened
+        // once they are closed, is closed a whole timeout later: by then the idle one has been quiet for two timeouts.
         let out = try await m.python("""
         client.disconnect()
         def conn():
@@ -86,12 +87,13 @@ import Testing
         half, hf = conn(); half.sendall(b'stat')
         print('silent closed', sf.read() == b'')
         print('half closed', hf.read() == b'')
-        time.sleep(2.5)
+        late, lf = conn()
+        print('late closed', lf.read() == b'')
         other = mpd.MPDClient(); other.timeout = 30; other.connect('127.0.0.1', PORT)
         other.play(0)
         print('idler', idf.readline().decode().strip(), idf.readline().decode().strip())
         """)
         let lines = out.components(separatedBy: "\n").filter { !$0.isEmpty }
-        #expect(lines == ["silent closed True", "half closed True", "idler changed: player OK"], "\(out)\n\(m.d.log.suffix(1500))")
+        #expect(lines == ["silent closed True", "half closed True", "late closed True", "idler changed: player OK"], "\(out)\n\(m.d.log.suffix(1500))")
     }
 }

@@ -149,6 +149,7 @@ import Testing
             while not done.is_set():
                 v = 30 - v
                 other.setvol(v)
+                # The other client's pace, not a wait: a change now and then until one lands after the idle began.
                 time.sleep(0.2)
         t = threading.Thread(target=poke); t.start()
         print('idle', client.idle('mixer'))

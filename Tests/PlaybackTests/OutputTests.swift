@@ -55,7 +55,8 @@ import TestSupport
                     let total = received.withLock { $0.append(contentsOf: buffer[0..<n]); return $0.count }
                     if let stopAfter, total >= stopAfter { break }
                 } else if n == 0 {
-                    // No writer (yet, or any more): wait for one.
+                    // No writer any more: poll reports the hang-up at once until one opens the FIFO again, so this is
+                    // the stand-in's pace while it waits for one (a reader thread's, not a test waiting for a state).
                     usleep(5000)
                 }
             }
@@ -142,8 +143,8 @@ import TestSupport
         #expect(engine.usingNullSink)
         let heldAt = engine.reportedPosition
         #expect(heldAt > 0)
-        // The stand-in holds still: paused means the position does not move.
-        try await Task.sleep(for: .milliseconds(300))
+        // The stand-in holds still: paused means the position does not move, however long it stays paused.
+        await letTimePass(.milliseconds(300), because: "a playing stand-in would move the position in that time")
         #expect(abs(engine.reportedPosition - heldAt) < 50_000_000)
 
         let wav = try engine.prepareOutput(AudioOutput(name: "file", kind: .pipeline(wavSink(wavURL))))

@@ -107,8 +107,8 @@ struct PlaybackEngineTests {
         // A was heard completely. The engine resets the stalled pipeline to NULL right after
         // .finished, which closes the file sink (do not stop(): NULL→READY reopens and truncates).
         let complete = 44 + aTone.samples.count * 2
-        for _ in 0..<200 where (try? Data(contentsOf: output))?.count ?? 0 < complete {
-            try await Task.sleep(for: .milliseconds(10))
+        try await waitUntil("A's samples all in the file", timeout: .seconds(30)) {
+            (try? Data(contentsOf: output))?.count ?? 0 >= complete
         }
         let first = try WAV.read(output)
         #expect(first.mono.count == aTone.frameCount)
@@ -168,9 +168,7 @@ struct PlaybackEngineTests {
         let missing = item(dir.file("missing.wav"), 7)
         engine.load(missing)
         #expect(await log.wait { !$0.failures.isEmpty })
-        try? await Task.sleep(for: .milliseconds(200))
         let failures = log.events.failures
-        #expect(failures.count == 1)
         #expect(failures.first?.0 == missing)
         #expect(failures.first?.1.domain == "resource")
         #expect(log.events.started.isEmpty)
@@ -181,6 +179,9 @@ struct PlaybackEngineTests {
         engine.load(good)
         #expect(await log.waitFor(.finished(good)))
         engine.shutdown()
+        // Events come in order: a second failure of the missing file, or a start of it, would be before good's end.
+        #expect(log.events.failures.count == 1, "\(log.events.failures)")
+        #expect(log.events.started == [good])
     }
 
     @Test("random bytes → stream error 'Could not determine type of stream'")
@@ -324,7 +325,7 @@ struct PlaybackEngineTests {
         for _ in 0..<5 where !doubled {
             let before0 = ContinuousClock.now
             let p0 = engine.position ?? 0
-            try await Task.sleep(for: .milliseconds(400))
+            await letTimePass(.milliseconds(400), because: "the stretch of wall time the position is measured over")
             let p1 = engine.position ?? 0
             let wall = nanoseconds(ContinuousClock.now - before0)
             stretches.append("\(p1 - p0) ns in at most \(Int(wall)) ns")

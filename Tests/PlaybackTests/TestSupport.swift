@@ -46,12 +46,7 @@ final class EventLog: Sendable {
     /// Waits until `condition` holds for the events so far; returns whether it did in time.
     @discardableResult
     func wait(timeout: Duration = .seconds(10), until condition: ([PlaybackEvent]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            if condition(events) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(events)
+        await eventually(timeout: timeout, interval: .milliseconds(10)) { condition(events) }
     }
 
     func waitFor(_ event: PlaybackEvent, timeout: Duration = .seconds(10)) async -> Bool {

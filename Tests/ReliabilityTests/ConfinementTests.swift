@@ -22,6 +22,7 @@ import Testing
         let config = d.home.url.appendingPathComponent("config/tonearm/config.toml")
         try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
         try "[plugins.shares]\nsettle-seconds = 0.2\non-receive = \"add\"\n".write(to: config, atomically: true, encoding: .utf8)
+        let shares = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.tonearm.Shares1"))
         try await d.start()
 
         var tried = 0, refused = 0
@@ -79,7 +80,10 @@ import Testing
         try await d.waitFor("all taken", timeout: .seconds(60)) {
             ((try? FileManager.default.contentsOfDirectory(atPath: inbox.path)) ?? []) == ["..wav"]
         }
-        try await Task.sleep(for: .seconds(1))
+        // Each file is announced once its import is over.
+        try await d.waitFor("all announced", timeout: .seconds(60)) {
+            shares.named("Received").count + shares.named("Rejected").count >= hostile.count
+        }
         let stored = try FileManager.default.contentsOfDirectory(atPath: received.path)
         #expect(stored.count == hostile.count, "\(stored)")
         #expect(stored.allSatisfy { !$0.contains("/") && !$0.hasPrefix(".") && $0.utf8.count <= 255 && !$0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })

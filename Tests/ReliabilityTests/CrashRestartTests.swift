@@ -8,6 +8,26 @@ import Testing
 /// each restart the queue, current track and settings are intact, the state file and the index are sound, and no
 /// received file is lost.
 @Suite(.serialized, .timeLimit(.minutes(20))) struct CrashRestartTests {
+    /// Whether the state file and the position record hold what the daemon shows: the queue, its current entry and
+    /// (unless stopped) the position, within the second the record may lag while playing.
+    static func savedAgrees(_ d: Daemon) async throws -> Bool {
+        let folder = d.home.url.appendingPathComponent("state/tonearm")
+        guard let data = try? Data(contentsOf: folder.appendingPathComponent("state.json")),
+              let state = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let queue = state["queue"] as? [String: Any], let entries = queue["tracks"] as? [[String: Any]] else { return false }
+        let saved = entries.compactMap { ($0["id"] as? [String: Any])?["path"] as? String }
+        let savedCurrent = (queue["currentID"] as? [String: Any])?["path"] as? String
+        let current = try await d.trackID()
+        guard try await d.tracks() == saved,
+              savedCurrent == (current.isEmpty || current.hasSuffix("/NoTrack") ? nil : current) else { return false }
+        guard let savedCurrent, try await d.status() != "Stopped" else { return true }
+        var savedPosition = (state["position"] as? NSNumber)?.int64Value ?? 0
+        let record = (try? String(contentsOf: folder.appendingPathComponent("state.json.position"), encoding: .utf8)) ?? ""
+        let fields = record.split(whereSeparator: \.isWhitespace)
+        if fields.count == 2, fields[0] == savedCurrent, let figure = Int64(fields[1]) { savedPosition = figure }
+        return abs(try await d.position() - savedPosition) <= 1_500_000
+    }
+
     @Test func killedAtRandomItComesBackWhole() async throws {
         let rounds = Reliability.size(8, 50)
         let d = try Daemon()
@@ -49,12 +69,12 @@ import Testing
             default:
                 break
             }
-            // Let state settle, then note it, then kill at a random moment of the next half second.
-            try await Task.sleep(for: .milliseconds(1200))
+            // Once the files on disk hold what the daemon shows, note it, then kill at a random moment of the next half second.
+            try await d.waitFor("round \(round)'s state saved", timeout: .seconds(30)) { try await Self.savedAgrees(d) }
             let before = (tracks: (try? await d.tracks().count) ?? -1, current: try? await d.metadata()["xesam:url"]?.stringValue,
                           volume: try? await d.get(Daemon.player, "Volume").doubleValue, loop: try? await d.get(Daemon.player, "LoopStatus").stringValue,
                           position: (try? await d.position()) ?? 0)
-            try await Task.sleep(for: .milliseconds(Int(random.next() % 500)))
+            await letTimePass(.milliseconds(Int(random.next() % 500)), because: "the kill comes at a random moment")
             await d.kill9()
             try await d.start()
             try await d.waitFor("restored") { try await d.status() != "" }

@@ -42,12 +42,12 @@ import Testing
             Issue.record("warm-up: \(changed()) track changes in 120 s; PlaybackStatus \(try await d.status()), LoopStatus \(loop); daemon log:\n\(d.log.suffix(3000))")
         }
         try #require(warmed)
-        try await Task.sleep(for: .seconds(11)) // one malloc_trim pass
+        await letTimePass(.seconds(11), because: "one pass of the daemon's 10 s malloc_trim, which nothing announces")
         let before = (rss: Reliability.rss(pid) ?? 0, fds: Reliability.fileDescriptors(pid) ?? 0, threads: Reliability.threads(pid) ?? 0)
         let startCount = changed()
         try await d.waitFor("\(changes) track changes", timeout: .seconds(900)) { changed() >= startCount + changes }
         _ = try await d.call(Daemon.player, "Pause")
-        try await Task.sleep(for: .seconds(11))
+        await letTimePass(.seconds(11), because: "one pass of the daemon's 10 s malloc_trim, which nothing announces")
         let after = (rss: Reliability.rss(pid) ?? 0, fds: Reliability.fileDescriptors(pid) ?? 0, threads: Reliability.threads(pid) ?? 0)
         let growth = before.rss > 0 ? Double(after.rss - before.rss) / Double(before.rss) : 0
         let alive = d.process?.isRunning == true

@@ -115,7 +115,7 @@ import Testing
         _ = try await d.call(Daemon.player, "Stop")
         try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
         // The daemon gives freed memory back to the system every 10 s (malloc_trim).
-        try await Task.sleep(for: .seconds(11))
+        await letTimePass(.seconds(11), because: "one pass of the daemon's 10 s malloc_trim, which nothing announces")
         return await Reliability.settledRSS(pid)
     }
 

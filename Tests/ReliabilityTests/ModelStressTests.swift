@@ -306,7 +306,7 @@ final class StressRun {
                 step += 1
                 // A third of the gaps are none at all: commands that arrive while the last one is still being carried out.
                 let gap = draws.3 % 3 == 0 ? 0 : Int((draws.3 / 3) % 301)
-                if gap > 0 { try? await Task.sleep(for: .milliseconds(gap)) }
+                if gap > 0 { await letTimePass(.milliseconds(gap), because: "the random gap between a user's commands") }
                 if endsBurst { break }
             }
             await settleAndCheck()
@@ -658,7 +658,7 @@ final class StressRun {
         let deadline = clock.now + .seconds(5)
         var previous = await getAll()
         while clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(150))
+            await letTimePass(.milliseconds(150), because: "settled means unchanged over this stretch")
             let current = await getAll()
             if let p = previous, let c = current, p.status == c.status, p.trackID == c.trackID {
                 settled = c
@@ -772,7 +772,7 @@ final class StressRun {
             await barrier()
             let index = signals.count
             guard let p1 = await position() else { return }
-            try? await Task.sleep(for: .milliseconds(350))
+            await letTimePass(.milliseconds(350), because: "a paused position that moved would move in that time")
             guard let p2 = await position(), let after = await getAll() else { return }
             await barrier()
             guard after.status == "Paused", after.trackID == s.trackID else { return }
@@ -790,7 +790,7 @@ final class StressRun {
         let t1a = clock.now
         guard let p1 = await position() else { return }
         let t1b = clock.now
-        try? await Task.sleep(for: .milliseconds(600))
+        await letTimePass(.milliseconds(600), because: "the stretch the position's advance is measured over")
         let t2a = clock.now
         guard let p2 = await position() else { return }
         let t2b = clock.now

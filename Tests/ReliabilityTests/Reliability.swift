@@ -39,7 +39,7 @@ enum Reliability {
     static func settledRSS(_ pid: pid_t) async -> Int {
         var lowest = Int.max
         for i in 0..<3 {
-            if i > 0 { try? await Task.sleep(for: .seconds(1)) }
+            if i > 0 { await letTimePass(.seconds(1), because: "samples spread over time") }
             if let now = rss(pid) { lowest = min(lowest, now) }
         }
         return lowest == .max ? 0 : lowest

@@ -27,3 +27,10 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public let what: String
     public var description: String { "timed out waiting for \(what)" }
 }
+
+/// Not a wait: lets `interval` go by on purpose, for what needs time itself to pass (a rate measured between two
+/// reads, a stand-in that is slow or stalls, a client's pacing between commands). `reason` says which, where it is
+/// called. Anything that waits for something to happen uses `waitUntil` (or `eventually`) instead.
+public func letTimePass(_ interval: Duration, because reason: String) async {
+    try? await Task.sleep(for: interval)
+}
