@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Logging
+import MPRIS
 
 /// The session bus, or a private one started for a headless box that has none.
 struct SessionBus {
@@ -20,5 +21,17 @@ struct SessionBus {
         FileHandle.standardOutput.write(Data("DBUS_SESSION_BUS_ADDRESS=\(bus.address)\n".utf8))
         logger.notice("no session bus: started a private one; run clients with DBUS_SESSION_BUS_ADDRESS='\(bus.address)'")
         return SessionBus(connection: try DBusConnection.connect(address: bus.address), privateBus: bus)
+    }
+
+    /// Takes the player's bus name with incoming calls held (the daemon releases them once ready); throws a `Failure`
+    /// with exit status 1 when another Tonearm has it.
+    func takePlayerName() throws {
+        connection.holdIncomingCalls()
+        switch try connection.requestName(MPRISService.busName) {
+        case .primaryOwner, .alreadyOwner:
+            break
+        case .exists, .inQueue:
+            throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
+        }
     }
 }

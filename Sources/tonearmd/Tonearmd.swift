@@ -1,18 +1,7 @@
 import ArgumentParser
-import DBus
 import Foundation
-import LocalLibrary
 import Logging
-import MIDI
-import MPDProtocol
-import MPRIS
-import Web
-import Playback
-import ReceivedShares
-import LocalSend
 import ServiceLifecycle
-import Streams
-import Synchronization
 import TonearmCore
 
 /// The Tonearm daemon: one player per session, driven over D-Bus with MPRIS.
@@ -83,7 +72,62 @@ struct Tonearmd: AsyncParsableCommand {
         }
     }
 
+    /// Reads the settings, builds the components, and runs them as services of one group until a signal, Quit, the
+    /// session bus going away or an engine failure ends it.
     func serve() async throws {
+        let logger = startLogging()
+        let dirs = XDGDirectories()
+        let (settings, plugins) = try readSettings(dirs)
+
+        // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
+        // player as soon as it exists, and the calls they send meanwhile are answered in order once it can.
+        let shutdown = Shutdown()
+        let bus = try SessionBus.connect(logger: logger)
+        try bus.takePlayerName()
+        let parts = try Components(settings: settings, plugins: plugins, dirs: dirs, sinkFromCommandLine: audioSink != nil,
+                                   connection: bus.connection, shutdown: shutdown, logger: logger)
+
+        // The engine is built alongside from the start. Every other service starts in this order, each once the one
+        // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
+        let order = StartOrder(logger: logger)
+        let services: [(any DaemonService)?] = [
+            parts.engine,
+            PlayerService(player: parts.player, turn: order.next("player")),
+            PluginService(plugin: parts.midi, context: parts.context(for: parts.midi), title: "MIDI",
+                          turn: order.next("midi"), logger: logger),
+            PluginService(plugin: parts.shares, context: parts.context(for: parts.shares), title: "received shares",
+                          turn: order.next("shares"), logger: logger),
+            // A LocalSend device that cannot start (its port taken) is logged; the player runs on without it.
+            PluginService(plugin: parts.localSend, context: parts.context(for: parts.localSend), title: "LocalSend",
+                          turn: order.next("localsend"), logger: logger),
+            // Scanning and watching run on the library's own threads, off the player's path.
+            PluginService(plugin: parts.library, context: parts.context(for: parts.library), title: "library",
+                          turn: order.next("library"), logger: logger),
+            BusFaceService(face: parts.face, connection: bus.connection, player: parts.player, saved: parts.saved,
+                           files: files, turn: order.next("bus"), logger: logger),
+            parts.mpd.map { FaceService(face: $0, turn: order.next("mpd-protocol")) },
+            parts.web.map { FaceService(face: $0, turn: order.next("web")) },
+            MemoryTrimmer(turn: order.next("memory")),
+        ]
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.compactMap { $0?.configuration },
+            gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        shutdown.attach(group)
+        do {
+            try await group.run()
+        } catch {
+            logger.error("\(error)")
+        }
+        // The replies to the calls being answered (a Quit's) leave before the connection closes.
+        bus.connection.closeAfterReplies()
+        await bus.connection.waitUntilClosed()
+        bus.privateBus?.stop()
+        if let failure = parts.engine.failure { throw Failure(message: failure, code: 2) }
+        logger.info("state saved; bye")
+    }
+
+    /// Sends the log to stderr in the form its reader takes, at debug level with `--verbose`.
+    func startLogging() -> Logger {
         let level: Logger.Level = verbose ? .debug : .info
         let destination = TonearmLogHandler.destination()
         LoggingSystem.bootstrap { label in TonearmLogHandler(label: label, destination: destination, logLevel: level) }
@@ -91,13 +135,14 @@ struct Tonearmd: AsyncParsableCommand {
             // GStreamer's own warnings and errors (element by element) go to stderr too.
             setenv("GST_DEBUG", "*:2", 1)
         }
-        let logger = Logger(label: "tonearmd")
-        let dirs = XDGDirectories()
+        return Logger(label: "tonearmd")
+    }
 
-        var settings: Configuration
-        var plugins: PluginSettings
+    /// The config file with the command line's options over it, and every plugin's section; a bad one is a `Failure`
+    /// with exit status 2.
+    func readSettings(_ dirs: XDGDirectories) throws -> (Configuration, PluginSettings) {
         do {
-            settings = try Configuration.load(from: config.map { URL(fileURLWithPath: $0) } ?? dirs.configFile)
+            var settings = try Configuration.load(from: config.map { URL(fileURLWithPath: $0) } ?? dirs.configFile)
             if let audioSink {
                 settings.audioSink = audioSink
                 settings.sources["audio-sink"] = .commandLine
@@ -111,188 +156,11 @@ struct Tonearmd: AsyncParsableCommand {
                 settings.web.port = webPort
                 settings.sources["web"] = .commandLine
             }
-            plugins = try PluginSettings(settings)
+            var plugins = try PluginSettings(settings)
             plugins.streams = try plugins.streams.preparingTrust(in: dirs.cacheHome.appendingPathComponent("tonearm"))
+            return (settings, plugins)
         } catch let error as TonearmError {
             throw Failure(message: error.message, code: 2)
-        }
-
-        // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
-        // player as soon as it exists, and the calls they send meanwhile are answered in order once it can.
-        let shutdown = Shutdown()
-        let bus = try SessionBus.connect(logger: logger)
-        bus.connection.holdIncomingCalls()
-        switch try bus.connection.requestName(MPRISService.busName) {
-        case .primaryOwner, .alreadyOwner:
-            break
-        case .exists, .inQueue:
-            throw Failure(message: "Tonearm is already running on this session bus (\(MPRISService.busName)).", code: 1)
-        }
-
-        let (midiSettings, streamsSettings, sharesSettings) = (plugins.midi, plugins.streams, plugins.shares)
-        let (localSendSettings, librarySettings) = (plugins.localSend, plugins.library)
-        let streams = StreamsSource(settings: streamsSettings)
-        let midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
-                              renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
-
-        // GStreamer's set-up (registry, playbin, the sink) takes the longest: on a thread of its own while the index,
-        // the caches and the shares are opened here.
-        let elementSettings = midi.elementSettings.merging(streamsSettings.elementSettings) { $0.merging($1) { a, _ in a } }
-        // The saved state is read first: the output last switched to live is where audio starts.
-        let store = StateStore(url: dirs.stateFile)
-        let saved: PersistedState?
-        do { saved = try store.load() } catch {
-            logger.warning("\(error)")
-            saved = nil
-        }
-        // The command line's --audio-sink plays first; else the output switched to live, else the config's `output`,
-        // else its audio-sink ("default").
-        let outputs = settings.outputs.all(audioSink: settings.audioSink)
-        let startOutput = settings.outputs.startOutput(audioSink: settings.audioSink, sinkFromCommandLine: audioSink != nil,
-                                                       saved: saved?.output)
-        // The player answers from the first call on through the deferred engine; the real one is attached when
-        // GStreamer is ready, and what was asked meanwhile is carried out then.
-        let deferred = DeferredEngine(output: startOutput)
-        let engineFailure = Mutex<String?>(nil)
-        let engineGate = ProcessInfo.processInfo.environment["TONEARM_ENGINE_GATE"]
-        Task.detached(priority: .userInitiated) { [startOutput, elementSettings] in
-            do {
-                let engine = try await DispatchQueue.global().run {
-                    // For tests: an engine made slow on purpose starts once this file exists.
-                    if let engineGate { while access(engineGate, F_OK) != 0 { usleep(5_000) } }
-                    return try PlaybackEngine(output: startOutput, logger: Logger(label: "tonearm.playback"), elementSettings: elementSettings)
-                }
-                deferred.attach(engine)
-                logger.info("audio engine ready")
-            } catch {
-                let named = startOutput.name == OutputSettings.defaultName ? "" : " (output \(startOutput.name))"
-                engineFailure.withLock { $0 = "cannot build the audio output '\(startOutput.detail)'\(named): \(error)" }
-                shutdown.request()
-            }
-        }
-        let artCache = ArtCache(folder: dirs.artCache)
-        let media = GStreamerMedia(loudnessWorker: Self.executablePath)
-        let library: LocalLibrary
-        do {
-            library = try LocalLibrary(folders: librarySettings.folders,
-                                       excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
-                                       artCache: artCache, logger: Logger(label: "tonearm.library"))
-        } catch {
-            throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
-        }
-        // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
-        // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
-        let player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
-                            stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
-                            lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
-                            reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
-                            configuredOutput: settings.outputs.start)
-        let shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
-                                    logger: Logger(label: "tonearm.shares")) { file in
-            await library.index(file)
-        }
-        let localSend = LocalSend(settings: localSendSettings, shares: shares)
-        // Exported now (calls stay held) and subscribed to the library's events before the library starts.
-        // One store of saved playlists for both faces (MPRIS Playlists and the CLI, and MPD's stored playlists).
-        let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
-                                       musicFolders: librarySettings.folders,
-                                       maximumEntries: streamsSettings.playlistMaxEntries)
-        let waveforms = WaveformService(media: media, folder: dirs.waveformCache)
-        let web = settings.web.enabled
-            ? WebFace(settings: settings.web, player: player, library: library, shares: shares, playlists: playlists,
-                      waveforms: waveforms, artFolder: dirs.artCache, logger: Logger(label: "tonearm.web")) : nil
-        let face = MPRISService(connection: bus.connection, player: player, media: media, library: library,
-                                browsables: [library, midi], shares: shares, waveforms: waveforms,
-                                playlists: playlists, webAddress: { web?.address }) {
-            shutdown.request()
-        }
-        // The MPD face follows the player from now on (its playlist version counts the restore too).
-        let mpd = settings.mpdProtocol.enabled
-            ? MPDServer(settings: settings.mpdProtocol, player: player, library: library,
-                        playlists: playlists) : nil
-        func context(_ plugin: any SourcePlugin, _ label: String) -> PluginContext {
-            PluginContext(pluginName: plugin.name, config: settings.pluginSections[plugin.name] ?? [:],
-                          storageFolder: dirs.dataFolder.appendingPathComponent(plugin.name),
-                          logger: Logger(label: label), player: player, media: media)
-        }
-        let midiContext = context(midi, "tonearm.midi")
-        let sharesContext = context(shares, "tonearm.shares")
-        let localSendContext = context(localSend, "tonearm.localsend")
-        let libraryContext = context(library, "tonearm.library")
-        let files = files
-
-        // Every part starts in this order and stops in the reverse one: the player stops (and saves) last.
-        let playerPart = Part("player", after: nil, start: { await player.start() }, stop: { await player.shutdown() })
-        let midiPart = Part("midi", after: playerPart, start: {
-            try? await midi.start(midiContext)
-        }, stop: { await midi.stop() })
-        let sharesPart = Part("shares", after: midiPart, start: {
-            do { try await shares.start(sharesContext) } catch { logger.error("received shares: \(error)") }
-        }, stop: { await shares.stop() })
-        // A LocalSend device that cannot start (its port taken) is logged; the player runs on without it.
-        let localSendPart = Part("localsend", after: sharesPart, start: {
-            do { try await localSend.start(localSendContext) } catch { logger.error("LocalSend: \(error)") }
-        }, stop: { await localSend.stop() })
-        // Scanning and watching run on the library's own threads, off the player's path.
-        let libraryPart = Part("library", after: localSendPart, start: {
-            do { try await library.start(libraryContext) } catch { logger.error("library: \(error)") }
-        }, stop: { await library.stop() })
-        let busPart = Part("bus", after: libraryPart, start: {
-            await Self.restore(player, saved: saved, files: files, logger: logger)
-            bus.connection.releaseIncomingCalls()
-            logger.info("ready on the session bus as \(MPRISService.busName)")
-        }, work: {
-            // Forwards events until shutdown; the session bus going away ends it, and with it the daemon.
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await face.run() }
-                group.addTask {
-                    await bus.connection.waitUntilClosed()
-                    if !Task.isCancelled { logger.notice("the session bus went away; saving state and exiting") }
-                }
-                await group.next()
-                group.cancelAll()
-            }
-        })
-        let mpdPart = Part("mpd-protocol", after: busPart, start: { await mpd?.start() }, stop: { await mpd?.stop() })
-        let webPart = Part("web", after: mpdPart, start: { web?.start() }, stop: { await web?.stop() })
-        let trimmingPart = Part("memory", after: webPart, work: {
-            // glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas;
-            // a daemon that runs for weeks hands it back now and then instead of keeping its high-water mark.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(10))
-                _ = malloc_trim(0)
-            }
-        })
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [playerPart, midiPart, sharesPart, localSendPart, libraryPart, busPart, mpdPart, webPart, trimmingPart].map(\.configuration),
-            gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
-        shutdown.attach(group)
-        do {
-            try await group.run()
-        } catch {
-            logger.error("\(error)")
-        }
-        // The replies to the calls being answered (a Quit's) leave before the connection closes.
-        bus.connection.closeAfterReplies()
-        await bus.connection.waitUntilClosed()
-        bus.privateBus?.stop()
-        if let failure = engineFailure.withLock({ $0 }) { throw Failure(message: failure, code: 2) }
-        logger.info("state saved; bye")
-    }
-
-    /// The saved queue, or the command line's files in its place (keeping loop, shuffle and volume), playing.
-    static func restore(_ player: Player, saved: PersistedState?, files: [String], logger: Logger) async {
-        if files.isEmpty {
-            if let saved { await player.restore(saved) }
-        } else {
-            if var saved {
-                saved.queue.clear() // keep loop, shuffle, volume; the files replace the queue
-                await player.restore(saved)
-            }
-            let uris = files.map(Self.uri(for:))
-            let (ids, errors) = await player.addSkippingBad(uris, at: .end, replacing: true)
-            for error in errors { logger.error("\(error.message)") }
-            if let first = ids.first { await player.goTo(first) }
         }
     }
 

@@ -1,0 +1,112 @@
+import DBus
+import Foundation
+import LocalLibrary
+import Logging
+import MIDI
+import MPDProtocol
+import MPRIS
+import Playback
+import ReceivedShares
+import LocalSend
+import Streams
+import TonearmCore
+import Web
+
+/// Everything the daemon runs, built from the settings before any of it starts; `Tonearmd.serve()` lists them as
+/// services in the order they start.
+struct Components {
+    let player: Player
+    /// Builds the audio engine the player answers without until it is ready.
+    let engine: EngineService
+    /// The state file as the last run left it (its queue is restored by the bus face).
+    let saved: PersistedState?
+    let midi: MIDISource
+    let shares: ReceivedShares
+    let localSend: LocalSend
+    let library: LocalLibrary
+    /// The D-Bus face (MPRIS and org.tonearm.*), exported at once; its calls stay held until the bus face's turn.
+    let face: MPRISService
+    let mpd: MPDServer?
+    let web: WebFace?
+    private let settings: Configuration
+    private let dirs: XDGDirectories
+    private let media: GStreamerMedia
+
+    /// Builds the components; throws a `Failure` when the library index cannot be opened.
+    init(settings: Configuration, plugins: PluginSettings, dirs: XDGDirectories, sinkFromCommandLine: Bool,
+         connection: DBusConnection, shutdown: Shutdown, logger: Logger) throws {
+        self.settings = settings
+        self.dirs = dirs
+        let (midiSettings, streamsSettings, sharesSettings) = (plugins.midi, plugins.streams, plugins.shares)
+        let (localSendSettings, librarySettings) = (plugins.localSend, plugins.library)
+        let streams = StreamsSource(settings: streamsSettings)
+        midi = MIDISource(settings: midiSettings, resumeFile: dirs.stateHome.appendingPathComponent("tonearm/midi.json"),
+                          renditionFolder: dirs.cacheHome.appendingPathComponent("tonearm/midi"))
+
+        let elementSettings = midi.elementSettings.merging(streamsSettings.elementSettings) { $0.merging($1) { a, _ in a } }
+        // The saved state is read first: the output last switched to live is where audio starts.
+        let store = StateStore(url: dirs.stateFile)
+        do { saved = try store.load() } catch {
+            logger.warning("\(error)")
+            saved = nil
+        }
+        // The command line's --audio-sink plays first; else the output switched to live, else the config's `output`,
+        // else its audio-sink ("default").
+        let outputs = settings.outputs.all(audioSink: settings.audioSink)
+        let startOutput = settings.outputs.startOutput(audioSink: settings.audioSink, sinkFromCommandLine: sinkFromCommandLine,
+                                                       saved: saved?.output)
+        // The player answers from the first call on through the deferred engine; the real one is attached when
+        // GStreamer is ready, and what was asked meanwhile is carried out then.
+        let deferred = DeferredEngine(output: startOutput)
+        engine = EngineService(deferred: deferred, output: startOutput, elementSettings: elementSettings, shutdown: shutdown,
+                               logger: logger)
+        let artCache = ArtCache(folder: dirs.artCache)
+        media = GStreamerMedia(loudnessWorker: Tonearmd.executablePath)
+        do {
+            library = try LocalLibrary(folders: librarySettings.folders,
+                                       excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
+                                       artCache: artCache, logger: Logger(label: "tonearm.library"))
+        } catch {
+            throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
+        }
+        let library = library
+        // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
+        // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
+        player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
+                        stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
+                        lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
+                        reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
+                        configuredOutput: settings.outputs.start)
+        shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
+                                logger: Logger(label: "tonearm.shares")) { file in
+            await library.index(file)
+        }
+        localSend = LocalSend(settings: localSendSettings, shares: shares)
+        // Exported now (calls stay held) and subscribed to the library's events before the library starts.
+        // One store of saved playlists for both faces (MPRIS Playlists and the CLI, and MPD's stored playlists).
+        let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
+                                       musicFolders: librarySettings.folders,
+                                       maximumEntries: streamsSettings.playlistMaxEntries)
+        let waveforms = WaveformService(media: media, folder: dirs.waveformCache)
+        let web = settings.web.enabled
+            ? WebFace(settings: settings.web, player: player, library: library, shares: shares, playlists: playlists,
+                      waveforms: waveforms, artFolder: dirs.artCache, logger: Logger(label: "tonearm.web")) : nil
+        self.web = web
+        face = MPRISService(connection: connection, player: player, media: media, library: library,
+                            browsables: [library, midi], shares: shares, waveforms: waveforms,
+                            playlists: playlists, webAddress: { web?.address }) {
+            shutdown.request()
+        }
+        // The MPD face follows the player from now on (its playlist version counts the restore too).
+        mpd = settings.mpdProtocol.enabled
+            ? MPDServer(settings: settings.mpdProtocol, player: player, library: library,
+                        playlists: playlists) : nil
+    }
+
+    /// What a plugin is given when it starts: its `[plugins.NAME]` section, its storage folder and its log.
+    func context(for plugin: any SourcePlugin) -> PluginContext {
+        PluginContext(pluginName: plugin.name, config: settings.pluginSections[plugin.name] ?? [:],
+                      storageFolder: dirs.dataFolder.appendingPathComponent(plugin.name),
+                      logger: Logger(label: "tonearm.\(plugin.name)"), player: player, media: media)
+    }
+}
