@@ -10,6 +10,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     case tags(PlaybackItem, StreamTags)
     /// A flushing seek settled (ASYNC_DONE): item and new position in ns.
     case seekCompleted(PlaybackItem, Int64)
+    /// The pipeline plays again after a seek that landed: its own position counts from now on (until then the
+    /// seek's target stood in for it).
+    case playingOn(PlaybackItem)
     /// The item played to its end and nothing was handed over gaplessly (EOS, or the stall
     /// after a failed hand-over). The pipeline then rests at the end until `load` or `stop`.
     case finished(PlaybackItem)

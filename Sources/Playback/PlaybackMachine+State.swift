@@ -198,8 +198,17 @@ extension PlaybackMachine.State {
     var positionOverride: Int64? {
         switch self {
         case .prerolling(let preroll): return preroll.startSeek?.target
-        case .running(let running): return running.seek.flight?.target
+        case .running(let running):
+            // Landed but not played since: the pipeline stands at the target, and its own position can be the faulty
+            // one `asyncDone` describes (a stress run read 0.25 s right after a seek to 4 s settled).
+            if case .landed(let target) = running.seek { return target }
+            return running.seek.flight?.target
         case .idle, .finished: return nil
         }
+    }
+
+    var hasLanded: Bool {
+        if case .landed = running?.seek { return true }
+        return false
     }
 }

@@ -238,8 +238,9 @@ public struct PlaybackMachine: Sendable {
         switch input {
         case .settled(let settled, let position):
             guard !state.seekUnderWay, !state.isBuffering else { return [] }
+            let landed = state.hasLanded
             if let again = seekAgainIfLandedAway(settled, position: position) { return again }
-            return report(Self.playbackState(settled))
+            return reportLeavingLanded(landed, settled)
         case .asyncDone(let position, let duration, let seekable, let settled):
             return asyncDone(position: position, duration: duration, seekable: seekable, settled: settled)
         case .streamStart(let group, let duration, let seekable):
@@ -512,9 +513,10 @@ public struct PlaybackMachine: Sendable {
                 if flight.atStart { effects += stateAfterStartSeek(running) }
                 if known == true { media.seekable = true }
                 if let item, flight.reports { effects.append(.emit(.seekCompleted(item, position ?? 0))) }
-            } else if !running.seek.isUnderWay, !running.buffering, let settled,
-                      let again = seekAgainIfLandedAway(settled, position: position) {
-                return again + durationEvents(duration)
+            } else if !running.seek.isUnderWay, !running.buffering, let settled {
+                let landed = state.hasLanded
+                if let again = seekAgainIfLandedAway(settled, position: position) { return again + durationEvents(duration) }
+                if landed, !state.hasLanded { return durationEvents(duration) + reportLeavingLanded(true, settled) }
             }
         case .idle, .finished:
             break
@@ -574,9 +576,14 @@ public struct PlaybackMachine: Sendable {
         guard case .pending(var items, _)? = state.handOver, !items.isEmpty else { return [] }
         let next = items.removeFirst()
         state.handOver = items.isEmpty ? .clear : .pending(items, watch: nil)
-        if var running = state.running, var flight = running.seek.flight {
-            flight.target = nil
-            running.seek = running.seek.with(flight)
+        if var running = state.running {
+            // Nothing of a seek in the item that ended reads for the new one.
+            if var flight = running.seek.flight {
+                flight.target = nil
+                running.seek = running.seek.with(flight)
+            } else {
+                running.seek = .none
+            }
             state = .running(running)
         }
         item = next
@@ -722,6 +729,14 @@ public struct PlaybackMachine: Sendable {
         if let last = media.lastDuration, last == duration { return [] }
         media.lastDuration = .some(duration)
         return [.emit(.durationChanged(item, duration))]
+    }
+
+    /// The state's event, and `.playingOn` when a landed seek's position override just ended, so that readers of
+    /// the position take the pipeline's own from now on.
+    private mutating func reportLeavingLanded(_ wasLanded: Bool, _ settled: PipelineState) -> [Effect] {
+        let effects = report(Self.playbackState(settled))
+        guard wasLanded, !state.hasLanded, let item else { return effects }
+        return effects + [.emit(.playingOn(item))]
     }
 
     /// The event for a newly reached state, or nothing when it was already reported.

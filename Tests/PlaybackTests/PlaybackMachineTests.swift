@@ -169,7 +169,9 @@ import Testing
         r.send(.asyncDone(position: 12 * Self.s, duration: nil, seekable: true, settled: .paused))
         #expect(r.events.contains(.seekCompleted(Self.a, 12 * Self.s)))
         #expect(r.states.last == .playing)
-        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.machine.snapshot.positionOverride == 12 * Self.s, "landed, not played since: still the target")
+        r.send(.settled(.playing, position: 12 * Self.s))
+        #expect(r.machine.snapshot.positionOverride == nil, "playing: the pipeline's own position from now on")
     }
 
     @Test("two quick seeks: Position reads the last target until the seeks settle")
@@ -310,7 +312,7 @@ import Testing
         r.send(.asyncDone(position: 30 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
         #expect(r.seeks == [30 * Self.s])
         #expect(r.events.contains(.seekCompleted(Self.a, 30 * Self.s)))
-        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.machine.snapshot.positionOverride == (pauseFirst ? 30 * Self.s : nil), "paused at a landed seek: its target")
     }
 
     @Test("seeking is refused when the pipeline says the stream cannot, and when stopped")
@@ -382,7 +384,13 @@ import Testing
         r.send(.asyncDone(position: 12 * Self.s, duration: 60 * Self.s, seekable: true, settled: .paused))
         #expect(r.started.isEmpty, "the same item: no new start, so the track id stays")
         #expect(r.states == states, "held paused until the seek landed, then as asked")
-        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.machine.snapshot.positionOverride == 12 * Self.s, "landed, not played since")
+        if after == .playing {
+            _ = r.takeEffects()
+            r.send(.settled(.playing, position: 12 * Self.s))
+            #expect(r.machine.snapshot.positionOverride == nil)
+            #expect(r.events.last == .playingOn(Self.a), "the override ends with an event, so the faces' position moves")
+        }
         #expect(r.machine.snapshot.item == Self.a)
     }
 

@@ -34,7 +34,7 @@ extension Player {
             followStatus()
             publish()
             scheduleSave()
-        case .stateChanged:
+        case .stateChanged, .playingOn:
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
             // the pipeline really moves or stops.
             channel.publish(position: makeBasis())
