@@ -414,7 +414,8 @@ final class PipelineShell: Sendable {
                                  now: lastStateCheck))
             }
             if machine.withLock({ $0.isWatching }) {
-                send(.tick(now: .now, position: position))
+                let playing = tn_state_current(playbin) == GST_STATE_PLAYING && tn_state_target(playbin) == GST_STATE_PLAYING
+                send(.tick(now: .now, position: position, playing: playing))
             }
         }
     }

@@ -61,7 +61,8 @@ public struct PlaybackMachine: Sendable {
         case error(PlaybackError, now: ContinuousClock.Instant)
         case buffering(percent: Int)
         /// Runs after every bus pop (a message or a time-out): deadlines and progress watches.
-        case tick(now: ContinuousClock.Instant, position: Int64?)
+        /// `playing`: playbin is in PLAYING and heading nowhere else.
+        case tick(now: ContinuousClock.Instant, position: Int64?, playing: Bool = false)
         /// What playbin is in and heading for, read by the shell at least once a second.
         case stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant)
     }
@@ -154,7 +155,7 @@ public struct PlaybackMachine: Sendable {
     /// Whether the bus thread should wake often: a deadline or a hand-over is being watched.
     public var isWatching: Bool {
         if case .prerolling = state { return true }
-        return state.handOver.map { $0 != .clear } ?? false
+        return state.hasLanded || state.handOver.map { $0 != .clear } ?? false
     }
 
     /// The item about to end and the generation it belongs to, or nil when no hand-over may be made now: a reset or
@@ -264,8 +265,8 @@ public struct PlaybackMachine: Sendable {
             return failed(error, now: now)
         case .buffering(let percent):
             return buffering(percent)
-        case .tick(let now, let position):
-            return tick(now: now, position: position)
+        case .tick(let now, let position, let playing):
+            return playingAgain(playing) + tick(now: now, position: position)
         case .stateCheck(let current, let target, let now):
             return stateCheck(current: current, target: target, now: now)
         default:
@@ -527,6 +528,15 @@ public struct PlaybackMachine: Sendable {
             effects += report(Self.playbackState(settled))
         }
         return effects
+    }
+
+    /// A landed seek's watch also ends when playbin is seen in PLAYING: a state message is not always there to say
+    /// so (seeks on top of each other), and Position must not stay at the target while the music plays on.
+    private mutating func playingAgain(_ playing: Bool) -> [Effect] {
+        guard playing, state.hasLanded, var running = state.running, let item else { return [] }
+        running.seek = .none
+        state = .running(running)
+        return [.emit(.playingOn(item))]
     }
 
     /// Why the seek that just settled is to be made again (see `asyncDone`), or nil.

@@ -73,6 +73,7 @@ import Testing
         add("tick 4 s on") { _ in .tick(now: at(4), position: 59 * s) }
         add("tick at the end") { _ in .tick(now: at(1), position: 60 * s) }
         add("tick past the deadline") { _ in .tick(now: at(11), position: nil) }
+        add("tick, playbin playing") { _ in .tick(now: at(0.3), position: 10 * s, playing: true) }
         add("state check") { _ in .stateCheck(current: .paused, target: .playing, now: at(0)) }
         add("state check 1.5 s on") { _ in .stateCheck(current: .paused, target: .playing, now: at(1.5)) }
         add("state check 4 s on") { _ in .stateCheck(current: .paused, target: .playing, now: at(4)) }
@@ -198,7 +199,8 @@ import Testing
         // What clients read is consistent.
         if snapshot.status == .stopped { #expect(snapshot.item == nil && snapshot.positionOverride == nil, "\(pair)") }
         if snapshot.positionOverride != nil { #expect(m.state.seekUnderWay || m.state.hasLanded, "\(pair): a position override without a seek") }
-        #expect(m.isWatching == (m.state.handOver.map { $0 != .clear } ?? false || { if case .prerolling = m.state { true } else { false } }()), "\(pair)")
+        let prerolling: Bool = { if case .prerolling = m.state { true } else { false } }()
+        #expect(m.isWatching == (m.state.handOver.map { $0 != .clear } ?? false || prerolling || m.state.hasLanded), "\(pair)")
         if case .pending(let items, _)? = m.state.handOver { #expect(!items.isEmpty, "\(pair): an empty hand-over") }
         // No hand-over while the shell owes an answer or a seek is being issued.
         if m.finishingItem() != nil {

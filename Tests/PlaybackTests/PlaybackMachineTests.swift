@@ -283,6 +283,22 @@ import Testing
         #expect(r.machine.snapshot.positionOverride == 10 * Self.s)
     }
 
+    @Test("a landed seek's target stops standing in for the position once playbin is seen playing, message or not")
+    func landedEndsWhenSeenPlaying() {
+        var r = Rig()
+        r.play(Self.a)
+        r.send(.seek(10 * Self.s, now: r.t0))
+        r.send(.asyncDone(position: 10 * Self.s, duration: 60 * Self.s, seekable: true, settled: nil))
+        #expect(r.machine.snapshot.positionOverride == 10 * Self.s)
+        #expect(r.machine.isWatching, "the bus thread looks often while a seek has landed")
+        _ = r.takeEffects()
+        r.send(.tick(now: r.at(0.05), position: 10 * Self.s, playing: false))
+        #expect(r.machine.snapshot.positionOverride == 10 * Self.s)
+        r.send(.tick(now: r.at(0.1), position: 10_050_000_000, playing: true))
+        #expect(r.machine.snapshot.positionOverride == nil)
+        #expect(r.events == [.playingOn(Self.a)])
+    }
+
     @Test("a seek followed by PLAYING, then a pause: no second seek whatever the position")
     func playingAfterTheSeekEndsTheWatch() {
         var r = Rig()
