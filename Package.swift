@@ -59,8 +59,9 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "Waveform", dependencies: ["CPNG"]),
         .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LibraryRecord"),
         .target(name: "TonearmCore", dependencies: [
-            "Playback", "Waveform", "Lyrics", "CLinux",
+            "Playback", "Waveform", "Lyrics", "CLinux", "LibraryRecord",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
@@ -96,7 +97,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "tonearm", dependencies: [
-            "DBus", "Waveform",
+            "DBus", "Waveform", "LibraryRecord",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "LocalLibrary", dependencies: [

@@ -1,3 +1,4 @@
+import LibraryRecord
 import ArgumentParser
 
 /// `tonearm library …`: browse, search and rescan the daemon's music library
@@ -422,9 +423,9 @@ enum LibraryFormat {
             ("album", .string(track.album)),
             ("albumArtist", .string(track.albumArtist)),
             ("genre", .string(track.genre)),
-            ("year", .integer(track.year)),
-            ("trackNumber", .integer(track.trackNumber)),
-            ("discNumber", .integer(track.discNumber)),
+            ("year", .integer(track.year.map(Int64.init))),
+            ("trackNumber", .integer(track.trackNumber.map(Int64.init))),
+            ("discNumber", .integer(track.discNumber.map(Int64.init))),
             ("duration", .number(track.duration)),
             ("artUrl", .string(track.artUrl)),
         ])
@@ -450,6 +451,9 @@ enum LibraryFormat {
         return TimeText.format(microseconds: TimeText.microseconds(seconds.rounded()))
     }
 
+    /// A track's length in seconds, nil when the library does not know it (0).
+    static func known(_ seconds: Double) -> Double? { seconds > 0 ? seconds : nil }
+
     /// " (1962)", or "" when the year is unknown.
     static func yearSuffix(_ year: Int64?) -> String {
         guard let year, year > 0 else { return "" }
@@ -464,37 +468,37 @@ enum LibraryFormat {
 
     /// The title, else the file name, else "Untitled".
     static func title(_ track: LibraryTrack) -> String {
-        if let title = track.title, !title.isEmpty { return title }
-        if let path = track.path, let last = path.split(separator: "/").last { return String(last) }
+        if !track.title.isEmpty { return track.title }
+        if let last = track.path.split(separator: "/").last { return String(last) }
         return "Untitled"
     }
 
     /// The artist, else the album artist.
     static func artist(_ track: LibraryTrack) -> String {
-        if let artist = track.artist, !artist.isEmpty { return artist }
+        if !track.artist.isEmpty { return track.artist }
         return name(track.albumArtist, else: "Unknown Artist")
     }
 
     /// A search result: ["Artist — Title", "Album (1962)", "4:56"].
     static func row(_ track: LibraryTrack) -> [String] {
-        let album = track.album.map { $0.isEmpty ? "" : $0 + yearSuffix(track.year) } ?? ""
-        return [artist(track) + " — " + title(track), album, duration(track.duration)]
+        let album = track.album.isEmpty ? "" : track.album + yearSuffix(track.year.map(Int64.init))
+        return [artist(track) + " — " + title(track), album, duration(known(track.duration))]
     }
 
     /// An album's heading and its numbered tracks.
     static func albumListing(_ tracks: [LibraryTrack]) -> String {
         guard let first = tracks.first else { return "" }
         let albumArtist = name(first.albumArtist, else: artist(first))
-        let total = tracks.compactMap(\.duration).reduce(0, +)
-        let knownTotal = tracks.allSatisfy { $0.duration != nil }
-        let heading = albumArtist + " — " + name(first.album, else: "Unknown Album") + yearSuffix(first.year)
+        let total = tracks.map(\.duration).reduce(0, +)
+        let knownTotal = tracks.allSatisfy { $0.duration > 0 }
+        let heading = albumArtist + " — " + name(first.album, else: "Unknown Album") + yearSuffix(first.year.map(Int64.init))
             + "  " + count(Int64(tracks.count), "track") + "  " + duration(knownTotal ? total : nil)
         let severalDiscs = Set(tracks.map { $0.discNumber ?? 1 }).count > 1
         let rows = tracks.map { track -> [String] in
             var number = track.trackNumber.map { $0 < 10 && severalDiscs ? "0\($0)" : "\($0)" } ?? ""
             if severalDiscs, !number.isEmpty { number = "\(track.discNumber ?? 1)-" + number }
             let trackArtist = artist(track)
-            return [number, title(track), trackArtist == albumArtist ? "" : trackArtist, duration(track.duration)]
+            return [number, title(track), trackArtist == albumArtist ? "" : trackArtist, duration(known(track.duration))]
         }
         return heading + "\n" + TextTable(alignments: [.right, .left, .left, .right], rows: rows).rendered
     }

@@ -1,3 +1,4 @@
+import LibraryRecord
 import DBus
 
 /// A thin typed wrapper over the daemon's `org.tonearm.Library1` interface (same bus
@@ -213,41 +214,24 @@ struct LibraryAlbum: Sendable {
     }
 }
 
-/// One track of `AlbumTracks`, `Search` or `RandomTrack`.
-struct LibraryTrack: Sendable {
-    var path: String?
-    var uri: String?
-    var title: String?
-    var artist: String?
-    var album: String?
-    var albumArtist: String?
-    var genre: String?
-    var year: Int64?
-    var trackNumber: Int64?
-    var discNumber: Int64?
-    /// Seconds.
-    var duration: Double?
-    var artUrl: String?
-
+/// One track of `AlbumTracks`, `Search` or `RandomTrack`: the library's own record, read leniently (a field the
+/// daemon leaves out is empty).
+extension LibraryTrack {
     init(_ dictionary: [String: DBusValue]) {
-        path = dictionary["path"]?.looseString
-        uri = dictionary["uri"]?.looseString
-        title = dictionary["title"]?.looseString
-        artist = dictionary["artist"]?.looseString
-        album = dictionary["album"]?.looseString
-        albumArtist = dictionary["albumArtist"]?.looseString
-        genre = dictionary["genre"]?.looseString
-        year = dictionary["year"]?.int64Value
-        trackNumber = dictionary["trackNumber"]?.int64Value
-        discNumber = dictionary["discNumber"]?.int64Value
-        duration = dictionary["duration"]?.looseDouble
-        artUrl = dictionary["artUrl"]?.looseString
+        self.init(path: dictionary["path"]?.looseString ?? "", uri: dictionary["uri"]?.looseString ?? "",
+                  title: dictionary["title"]?.looseString ?? "", artist: dictionary["artist"]?.looseString ?? "",
+                  album: dictionary["album"]?.looseString ?? "", albumArtist: dictionary["albumArtist"]?.looseString ?? "",
+                  genre: dictionary["genre"]?.looseString, year: dictionary["year"]?.int64Value.map { Int($0) },
+                  trackNumber: dictionary["trackNumber"]?.int64Value.map { Int($0) },
+                  discNumber: dictionary["discNumber"]?.int64Value.map { Int($0) },
+                  duration: dictionary["duration"]?.looseDouble ?? 0, hasCover: dictionary["artUrl"]?.looseString != nil,
+                  artUrl: dictionary["artUrl"]?.looseString)
     }
 
     /// What to queue: the track's URI, else a file:// URI made from its path.
     var playableURI: String? {
-        if let uri, !uri.isEmpty { return uri }
-        if let path, path.hasPrefix("/") { return MediaLocation.fileURI(forAbsolutePath: path) }
+        if !uri.isEmpty { return uri }
+        if path.hasPrefix("/") { return MediaLocation.fileURI(forAbsolutePath: path) }
         return nil
     }
 }
