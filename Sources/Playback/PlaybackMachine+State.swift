@@ -144,6 +144,8 @@ extension PlaybackMachine {
         var lastDuration: Int64??
         /// The fill level last reported with `.buffering`.
         var bufferingLevel = 100
+        /// When it began after a gapless hand-over; nil once it was loaded or sought.
+        var handedOverAt: ContinuousClock.Instant?
     }
 
     struct Rejection: Equatable {

@@ -54,7 +54,7 @@ public struct PlaybackMachine: Sendable {
         /// ASYNC_DONE, with what the shell read from the pipeline right then.
         case asyncDone(position: Int64?, duration: Int64?, seekable: Bool?, settled: PipelineState?)
         /// STREAM_START with playbin's group id, and what the shell read from the pipeline right then.
-        case streamStart(group: UInt32?, duration: Int64?, seekable: Bool?)
+        case streamStart(group: UInt32?, duration: Int64?, seekable: Bool?, now: ContinuousClock.Instant = .now)
         case durationChanged(Int64?)
         case tags(StreamTags)
         case endOfStream
@@ -101,6 +101,9 @@ public struct PlaybackMachine: Sendable {
         public var rate = 1.0
         /// A position to report instead of the pipeline's (a seek or a start at a position not settled yet), ns.
         public var positionOverride: Int64?
+        /// When the item began after a gapless hand-over (nil after a load or a seek): until the sink renders it, the
+        /// pipeline can still report the previous item's position.
+        public var handedOverAt: ContinuousClock.Instant?
     }
 
     public let prerollTimeout: Duration
@@ -145,6 +148,7 @@ public struct PlaybackMachine: Sendable {
         s.item = item
         s.canSeek = item.knownSeekable || media.seekable == true
         s.positionOverride = state.positionOverride
+        s.handedOverAt = media.handedOverAt
         return s
     }
 
@@ -244,8 +248,8 @@ public struct PlaybackMachine: Sendable {
             return reportLeavingLanded(landed, settled)
         case .asyncDone(let position, let duration, let seekable, let settled):
             return asyncDone(position: position, duration: duration, seekable: seekable, settled: settled)
-        case .streamStart(let group, let duration, let seekable):
-            return streamStart(group: group, duration: duration, seekable: seekable)
+        case .streamStart(let group, let duration, let seekable, let now):
+            return streamStart(group: group, duration: duration, seekable: seekable, now: now)
         case .durationChanged(let duration):
             return durationEvents(duration)
         case .tags(let new):
@@ -397,6 +401,8 @@ public struct PlaybackMachine: Sendable {
     private mutating func newFlight(_ position: Int64, target: Int64?, reports: Bool, atStart: Bool,
                                     pausedDuring: Bool = false) -> (Flight, Effect) {
         seekSerial += 1
+        // A seek of one's own moves away from where the hand-over began (the rate carried over it does not).
+        if reports || target != nil { media.handedOverAt = nil }
         let flight = Flight(position: position, serial: seekSerial, target: target, reports: reports, atStart: atStart,
                             pausedDuring: pausedDuring)
         return (flight, .seek(position, rate: rate, serial: seekSerial))
@@ -569,7 +575,8 @@ public struct PlaybackMachine: Sendable {
         return [.log("paused at \(position) ns before playing after a seek: seeking again to \(target) ns"), effect]
     }
 
-    private mutating func streamStart(group: UInt32?, duration: Int64?, seekable known: Bool?) -> [Effect] {
+    private mutating func streamStart(group: UInt32?, duration: Int64?, seekable known: Bool?,
+                                      now: ContinuousClock.Instant) -> [Effect] {
         if !media.started, let item {
             media.started = true
             media.group = group
@@ -597,6 +604,7 @@ public struct PlaybackMachine: Sendable {
             state = .running(running)
         }
         item = next
+        media.handedOverAt = now
         media.group = group
         media.tags = StreamTags()
         media.lastDuration = nil

@@ -554,6 +554,26 @@ import Testing
         #expect(!r.events.contains { if case .seekCompleted = $0 { return true }; return false })
     }
 
+    @Test("an item begun by a hand-over says when (the pipeline may still report the previous one's position); a seek of one's own ends that, the rate carried over does not",
+          arguments: [1.0, 2.0])
+    func handedOverAt(rate: Double) {
+        var r = Rig()
+        r.play(Self.a)
+        if rate != 1 {
+            r.send(.setRate(rate, position: 3 * Self.s, now: r.t0))
+            r.send(.asyncDone(position: 3 * Self.s, duration: nil, seekable: true, settled: .playing))
+        }
+        #expect(r.machine.snapshot.handedOverAt == nil, "loaded, not handed over")
+        let (_, gen) = r.machine.finishingItem()!
+        r.send(.handOver(Self.b, generation: gen))
+        let started = r.at(0.5)
+        r.send(.streamStart(group: 2, duration: nil, seekable: true, now: started))
+        #expect(r.machine.snapshot.item == Self.b)
+        #expect(r.machine.snapshot.handedOverAt == started)
+        r.send(.seek(10 * Self.s, now: r.t0))
+        #expect(r.machine.snapshot.handedOverAt == nil)
+    }
+
     // MARK: Ends and failures
 
     @Test("an item that does not preroll in time fails and the pipeline is reset")

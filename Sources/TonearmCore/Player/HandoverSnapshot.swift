@@ -11,29 +11,14 @@ final class HandoverSnapshot: Sendable {
     private struct State: Sendable {
         var current: UInt64?
         var upcoming: [PlaybackItem] = []
-        /// Items really handed over and not yet heard of by the player.
-        var handedOver: [UInt64] = []
 
         var chain: [UInt64?] { [current] + upcoming.map(\.token) }
     }
     private let state = Mutex(State())
 
-    /// Hand-overs already made within the new chain survive (a queue edit while one is under way).
+    /// The current item and the ones after it in play order.
     func set(current: UInt64?, upcoming: [PlaybackItem]) {
-        state.withLock { s in
-            var new = State(current: current, upcoming: upcoming)
-            new.handedOver = s.handedOver.filter { new.chain.contains($0) }
-            s = new
-        }
-    }
-
-    /// True for an item handed over to follow another. Only such an item may start without being loaded: an item
-    /// planned to come next may also start late from an earlier load (Play, then Next at once).
-    func wasHandedOver(_ token: UInt64) -> Bool { state.withLock { $0.handedOver.contains(token) } }
-
-    /// The player has heard that `token` started: it is no longer a hand-over to expect.
-    func started(_ token: UInt64) {
-        state.withLock { $0.handedOver.removeAll { $0 == token } }
+        state.withLock { $0 = State(current: current, upcoming: upcoming) }
     }
 
     /// The item to hand over when `finishing` ends, or nil to let it end normally.
@@ -44,7 +29,6 @@ final class HandoverSnapshot: Sendable {
         }) else { return nil }
         // A vanished or unreadable next file would stall the pipeline; let the track end instead.
         if let url = URL(string: next.uri), url.isFileURL, access(url.path, R_OK) != 0 { return nil }
-        state.withLock { s in if !s.handedOver.contains(next.token) { s.handedOver.append(next.token) } }
         return next
     }
 }

@@ -37,9 +37,6 @@ public actor Player {
     let startingTrack = Atomic<Bool>(false)
     /// The entry last announced as heard; a second start of the same one is a repeat (LoopStatus Track).
     var heard: TrackID?
-    /// The item that last began from its start after a gapless hand-over, and when: until the sink renders it, the
-    /// pipeline still reports the previous track's position.
-    var handedOverStart: (token: UInt64, at: ContinuousClock.Instant)?
     /// Entries that failed to play, skipped until a user picks them explicitly.
     var skipper = FailureSkipper()
     var lastSnapshot: PlayerSnapshot?
@@ -186,8 +183,8 @@ public actor Player {
         // Just after a gapless hand-over the pipeline reports where the previous track was until the sink plays the
         // new one (a loaded run read 5.05 s for a track 0.1 s in): a position past what the new track can have
         // reached since it started is the old one's, and the basis counts from the start instead.
-        if let start = handedOverStart, start.token == playback.item?.token, playback.positionOverride == nil {
-            let elapsed = start.at.duration(to: instant)
+        if let start = playback.handedOverAt, playback.positionOverride == nil {
+            let elapsed = start.duration(to: instant)
             if elapsed < .seconds(3) {
                 let reached = Int64(Double(elapsed / .microseconds(1)) * max(playback.rate, 0))
                 if position > reached + 500_000 { position = reached }

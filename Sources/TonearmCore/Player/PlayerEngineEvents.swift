@@ -18,8 +18,6 @@ extension Player {
                 if let next = playable(after: queue.currentID, automatic: true) { load(next, paused: status == .paused) } else { halt() }
                 return
             }
-            handedOverStart = handover.wasHandedOver(item.token) ? (item.token, .now) : nil
-            handover.started(item.token)
             startingTrack.store(false, ordering: .relaxed)
             // A live stream heard before and started again is a reconnect: its position starts over.
             let (reconnected, actions) = reconnector.started(id, now: .now)
