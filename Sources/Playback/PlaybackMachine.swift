@@ -159,7 +159,8 @@ public struct PlaybackMachine: Sendable {
     /// Whether the bus thread should wake often: a deadline or a hand-over is being watched.
     public var isWatching: Bool {
         if case .prerolling = state { return true }
-        return state.hasLanded || state.handOver.map { $0 != .clear } ?? false
+        // A landed seek is watched only while it should play on: held paused, the daemon stays idle.
+        return (state.hasLanded && status == .playing) || state.handOver.map { $0 != .clear } ?? false
     }
 
     /// The item about to end and the generation it belongs to, or nil when no hand-over may be made now: a reset or
@@ -356,7 +357,6 @@ public struct PlaybackMachine: Sendable {
     private mutating func seek(to requested: Int64, now: ContinuousClock.Instant) -> Step {
         let position = max(0, requested)
         guard let item, status != .stopped else { return Step(accepted: false) }
-        if case .idle = state { return Step(accepted: false) }
         if media.seekable == false, !item.knownSeekable { return Step(accepted: false) }
         switch state {
         case .idle:

@@ -200,7 +200,7 @@ import Testing
         if snapshot.status == .stopped { #expect(snapshot.item == nil && snapshot.positionOverride == nil, "\(pair)") }
         if snapshot.positionOverride != nil { #expect(m.state.seekUnderWay || m.state.hasLanded, "\(pair): a position override without a seek") }
         let prerolling: Bool = { if case .prerolling = m.state { true } else { false } }()
-        #expect(m.isWatching == (m.state.handOver.map { $0 != .clear } ?? false || prerolling || m.state.hasLanded), "\(pair)")
+        #expect(m.isWatching == (m.state.handOver.map { $0 != .clear } ?? false || prerolling || (m.state.hasLanded && m.status == .playing)), "\(pair)")
         if case .pending(let items, _)? = m.state.handOver { #expect(!items.isEmpty, "\(pair): an empty hand-over") }
         // No hand-over while the shell owes an answer or a seek is being issued.
         if m.finishingItem() != nil {

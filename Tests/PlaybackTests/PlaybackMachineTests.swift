@@ -329,6 +329,7 @@ import Testing
         #expect(r.seeks == [30 * Self.s])
         #expect(r.events.contains(.seekCompleted(Self.a, 30 * Self.s)))
         #expect(r.machine.snapshot.positionOverride == (pauseFirst ? 30 * Self.s : nil), "paused at a landed seek: its target")
+        #expect(!r.machine.isWatching, "held paused, the bus thread does not wake every 50 ms")
     }
 
     @Test("seeking is refused when the pipeline says the stream cannot, and when stopped")
