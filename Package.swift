@@ -91,7 +91,7 @@ let package = Package(
             .embedInCode("Contract/openapi.json"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "Web", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "Lyrics", "LyricsFiles",
+            "MPRIS", "MPDProtocol", "Web", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "UPnP", "Lyrics", "LyricsFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -136,6 +136,16 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/Streams"),
+        .target(name: "UPnP", dependencies: [
+            "TonearmCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], path: "Plugins/UPnP"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
@@ -149,6 +159,7 @@ let package = Package(
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "UPnPTests", dependencies: ["UPnP", "TonearmCore"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "TonearmCore"]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "TestSupport"]),

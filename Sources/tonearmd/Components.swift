@@ -9,6 +9,7 @@ import Playback
 import ReceivedShares
 import LocalSend
 import Streams
+import UPnP
 import TonearmCore
 import Web
 
@@ -28,6 +29,8 @@ struct Components {
     let face: MPRISService
     let mpd: MPDServer?
     let web: WebFace?
+    /// The UPnP media renderer, when `[plugins.upnp]` enables it.
+    let upnp: UPnPRenderer?
     private let settings: Configuration
     private let dirs: XDGDirectories
     private let media: GStreamerMedia
@@ -97,6 +100,9 @@ struct Components {
                             playlists: playlists, webAddress: { web?.address }) {
             shutdown.request()
         }
+        upnp = plugins.upnp.enabled
+            ? UPnPRenderer(settings: plugins.upnp, player: player, mimeTypes: media.supportedMimeTypes(),
+                           storageFolder: dirs.dataFolder.appendingPathComponent("upnp"), logger: Logger(label: "tonearm.upnp")) : nil
         // The MPD face follows the player from now on (its playlist version counts the restore too).
         mpd = settings.mpdProtocol.enabled
             ? MPDServer(settings: settings.mpdProtocol, player: player, library: library,

@@ -1,5 +1,6 @@
 import MPDProtocol
 import ServiceLifecycle
+import UPnP
 import Web
 
 /// A network face the daemon listens with once the bus face has restored the queue: the MPD protocol, the web.
@@ -12,6 +13,7 @@ protocol NetworkFace: Sendable {
 
 extension MPDServer: NetworkFace {}
 extension WebFace: NetworkFace {}
+extension UPnPRenderer: NetworkFace {}
 
 /// A network face listening from its turn until the group shuts down.
 struct FaceService<Face: NetworkFace>: DaemonService {

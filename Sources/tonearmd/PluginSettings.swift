@@ -5,6 +5,7 @@ import MIDI
 import ReceivedShares
 import Streams
 import TonearmCore
+import UPnP
 
 /// Every plugin's `[plugins.NAME]` section, read and checked at once: the start, `tonearm config` and `tonearm
 /// doctor` read them here, so a bad value stops the start with the same message the other two print.
@@ -14,9 +15,10 @@ struct PluginSettings {
     var shares: SharesSettings
     var localSend: LocalSendSettings
     var streams: StreamsSettings
+    var upnp: UPnPSettings
 
     /// The plugins this daemon has; any other `[plugins.NAME]` is shown by `tonearm config` as read by nobody.
-    static let names: Set<String> = ["library", "midi", "shares", "localsend", "streams"]
+    static let names: Set<String> = ["library", "midi", "shares", "localsend", "streams", "upnp"]
 
     init(_ settings: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) throws(TonearmError) {
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
@@ -26,5 +28,6 @@ struct PluginSettings {
         shares = try SharesSettings(section: section("shares"), musicFolder: music, environment: environment)
         localSend = try LocalSendSettings(section: section("localsend"))
         streams = try StreamsSettings(section: section("streams"))
+        upnp = try UPnPSettings(section: section("upnp"))
     }
 }

@@ -107,6 +107,7 @@ struct Tonearmd: AsyncParsableCommand {
                            files: files, turn: order.next("bus"), logger: logger),
             parts.mpd.map { FaceService(face: $0, turn: order.next("mpd-protocol")) },
             parts.web.map { FaceService(face: $0, turn: order.next("web")) },
+            parts.upnp.map { FaceService(face: $0, turn: order.next("upnp")) },
             MemoryTrimmer(turn: order.next("memory")),
         ]
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(

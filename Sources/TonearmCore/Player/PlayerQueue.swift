@@ -101,6 +101,24 @@ extension Player {
         return ids
     }
 
+    /// Queues one URI with what its sender said of it (a cast) at `position`, or in place of the whole queue (nil).
+    /// With `current` it becomes the current track in the status the player was in: playing on, paused, or stopped.
+    @discardableResult
+    public func add(_ uri: String, hint: TrackHint, at position: PlayQueue.Position?, current: Bool) async throws -> [TrackID] {
+        let resolved = try await resolveExpanding(uri).map { (hint.applied(to: $0.0), $0.1) }
+        let was = status
+        let ids = position.map { insert(resolved, at: $0) } ?? replace(with: resolved)
+        guard current, let first = ids.first else { return ids }
+        skipper.forgive(first)
+        queue.setCurrent(first)
+        switch was {
+        case .playing: load(first, paused: false)
+        case .paused: load(first, paused: true)
+        case .stopped: halt()
+        }
+        return ids
+    }
+
     /// MPRIS AddTrack: `after` nil or NoTrack means the front.
     public func addTrack(_ uri: String, after: TrackID?, setAsCurrent: Bool) async throws {
         let position: PlayQueue.Position
