@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Sends GENA NOTIFY requests: one connection a request, bounded in time, the answer's status read and nothing more.
 enum EventNotifier {
@@ -20,12 +21,19 @@ enum EventNotifier {
         let port = url.port ?? 80
         let path = url.path.isEmpty ? "/" : url.path + (url.query.map { "?" + $0 } ?? "")
         let status = StatusReader()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(timeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(status) }
-            }
-            .connect(host: host, port: port).get()
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(timeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(status) }
+                }
+                .connect(host: host, port: port).get()
+        } catch {
+            // A subscriber gone away refuses the connection: the answer's promise is failed, not leaked.
+            status.finish(.failure(error))
+            throw error
+        }
         let bytes = Array(body.utf8)
         var request = ByteBuffer(string: "NOTIFY \(path) HTTP/1.1\r\nHOST: \(host):\(port)\r\nCONTENT-TYPE: text/xml; charset=\"utf-8\"\r\n"
                                      + "NT: upnp:event\r\nNTS: upnp:propchange\r\nSID: \(sid)\r\nSEQ: \(sequence)\r\n"
@@ -45,31 +53,33 @@ enum EventNotifier {
 private final class StatusReader: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     let answer: EventLoopPromise<Int>
+    /// Completed once, from the channel's thread or from a failed connect's.
+    private let done = Mutex(false)
     private var line: [UInt8] = []
-    private var done = false
 
     init() { answer = MultiThreadedEventLoopGroup.singleton.any().makePromise() }
 
+    func finish(_ result: Result<Int, any Error>) {
+        guard done.withLock({ was in defer { was = true }; return !was }) else { return }
+        answer.completeWith(result)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !done else { return }
         var buffer = unwrapInboundIn(data)
-        line += buffer.readBytes(length: min(buffer.readableBytes, 256 - line.count)) ?? []
+        line += buffer.readBytes(length: min(buffer.readableBytes, max(0, 256 - line.count))) ?? []
         guard let end = line.firstIndex(of: 0x0D) ?? (line.count >= 256 ? line.count : nil) else { return }
-        done = true
         let words = String(decoding: line[..<end], as: UTF8.self).split(separator: " ")
         if words.count >= 2, words[0].hasPrefix("HTTP/"), let code = Int(words[1]) {
-            answer.succeed(code)
+            finish(.success(code))
         } else {
-            answer.fail(ChannelError.inputClosed)
+            finish(.failure(ChannelError.inputClosed))
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        if !done { done = true; answer.fail(ChannelError.inputClosed) }
-    }
+    func channelInactive(context: ChannelHandlerContext) { finish(.failure(ChannelError.inputClosed)) }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if !done { done = true; answer.fail(error) }
+        finish(.failure(error))
         context.close(promise: nil)
     }
 }

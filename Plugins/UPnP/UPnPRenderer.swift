@@ -58,6 +58,7 @@ public final class UPnPRenderer: Sendable {
         var group: ServiceGroup
         var server: Task<Void, Never>
         var follower: Task<Void, Never>
+        var expiry: Task<Void, Never>
         var ssdp: SSDPServer?
     }
 
@@ -97,7 +98,14 @@ public final class UPnPRenderer: Sendable {
             ready.continuation.finish()
         }
         let follower = Task { [weak self] in _ = await self?.follow() }
-        running.withLock { $0 = Running(group: group, server: server, follower: follower, ssdp: nil) }
+        // Subscriptions not renewed in time are dropped within a second, playing or not.
+        let expiry = Task { [events] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await events.expire()
+            }
+        }
+        running.withLock { $0 = Running(group: group, server: server, follower: follower, expiry: expiry, ssdp: nil) }
         var bound: Int?
         for await p in ready.stream { bound = p }
         guard let bound else { return }
@@ -121,6 +129,7 @@ public final class UPnPRenderer: Sendable {
         guard let r = running.withLock({ current in defer { current = nil }; return current }) else { return }
         await r.ssdp?.stop()
         r.follower.cancel()
+        r.expiry.cancel()
         await events.removeAll()
         await r.group.triggerGracefulShutdown()
         await r.server.value
@@ -141,17 +150,10 @@ public final class UPnPRenderer: Sendable {
     private func follow() async {
         let subscription = player.events.subscribe(capacity: 64)
         defer { subscription.cancel() }
-        var lastExpiry = ContinuousClock.now
         evented.withLock { $0 = variables(player.state) }
         for await sequenced in subscription {
-            if case .tick = sequenced.event {
-                // Ticks move only the position, which is not evented; they serve to drop expired subscriptions.
-                if lastExpiry.duration(to: .now) > .seconds(5) {
-                    lastExpiry = .now
-                    await events.expire()
-                }
-                continue
-            }
+            // Ticks move only the position, which is not evented.
+            if case .tick = sequenced.event { continue }
             await changed()
         }
     }

@@ -17,14 +17,7 @@ final class LocalSendRig: @unchecked Sendable {
     let recorder: SignalRecorder
 
     /// The pinned third-party LocalSend implementations (scripts/localsend-venv makes them once).
-    static let root: URL = {
-        var root = Daemon.binDirectory
-        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path), root.path != "/" {
-            root = root.deletingLastPathComponent()
-        }
-        return root
-    }()
-
+    static let root = NetworkNamespace.root
     static let venv = setupScriptOutput(root.appendingPathComponent("scripts/localsend-venv"))
 
     /// Starts tonearmd with `[plugins.localsend]` set from `config` (enabled; alias "Tonearm test").
@@ -49,8 +42,7 @@ final class LocalSendRig: @unchecked Sendable {
             alias = "Tonearm test"
             \(config)
             """.write(to: file, atomically: true, encoding: .utf8)
-        d.extraEnvironment["TONEARM_NETNS_DAEMON"] = Daemon.binDirectory.appendingPathComponent("tonearmd").path
-        d.daemonExecutable = Self.root.appendingPathComponent("scripts/netns-tonearmd").path
+        NetworkNamespace.isolate(d)
         recorder = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.tonearm.Shares1"))
         try await before(d)
         try await d.start(sink: sink ? "wavenc ! filesink location=\(out.path)" : "fakesink sync=true")
@@ -69,15 +61,13 @@ final class LocalSendRig: @unchecked Sendable {
     /// Runs a program in the daemon's network namespace.
     func inside(_ program: String, _ arguments: [String]) async throws -> (out: String, err: String, status: Int32) {
         try FileManager.default.createDirectory(at: d.home.file("run"), withIntermediateDirectories: true)
-        return try await runProcess("/usr/bin/nsenter", ["-t", String(d.process!.pid), "-n", "--", program] + arguments,
-                                    environment: clientEnvironment)
+        return try await NetworkNamespace.run(in: d, program, arguments, environment: clientEnvironment)
     }
 
     /// Starts a long-running program in the namespace (localsendd); the caller ends it.
     func spawn(_ program: String, _ arguments: [String], log: String) throws -> ChildProcess {
         try FileManager.default.createDirectory(at: d.home.file("run"), withIntermediateDirectories: true)
-        return try ChildProcess("/usr/bin/nsenter", ["-t", String(d.process!.pid), "-n", "--", program] + arguments,
-                                environment: clientEnvironment, captureOutput: false, outputFile: d.home.file(log).path)
+        return try NetworkNamespace.spawn(in: d, program, arguments, log: log, environment: clientEnvironment)
     }
 
     /// One raw request through `probe.py` (the protocol's edge cases no well-behaved client makes).

@@ -38,7 +38,10 @@ extension Player {
             channel.publish(position: makeBasis())
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
-            if let ns, ns > 0, var track = queue.track(id), track.metadata.length != ns / 1000 {
+            // Over the network the pipeline's duration can be a guess from the first pages' bitrate (an Ogg over HTTP
+            // read 5.7 s of 30); a length its sender gave (a cast's DIDL-Lite) is kept.
+            if let ns, ns > 0, var track = queue.track(id), track.metadata.length != ns / 1000,
+               track.uri.hasPrefix("file:") || (track.metadata.length ?? 0) <= 0 {
                 track.metadata.length = ns / 1000
                 queue.updateMetadata(id, track.metadata)
                 emitWithState(.trackMetadataChanged(track))
