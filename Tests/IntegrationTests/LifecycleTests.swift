@@ -204,6 +204,8 @@ import Testing
         ("[web]\nport = -1\n", "[web] port must be a whole number from 0 to 65535, not -1"),
         ("[plugins.streams]\nreconnect-attempts = 1000\n", "[plugins.streams] reconnect-attempts must be a whole number from 0 to 100, not 1000"),
         ("[plugins.localsend]\nenabled = \"yes\"\n", "[plugins.localsend] enabled must be true or false, not \"yes\""),
+        ("[plugins.upnp]\nqueue = \"append\"\n", "[plugins.upnp] queue must be one of \"replace\", \"next\", not \"append\""),
+        ("[plugins.upnp]\nuuid = \"not-a-uuid\"\n", "[plugins.upnp] uuid must be a UUID"),
         ("[playback.replaygain]\npreamp = 40\n", "[playback.replaygain] preamp must be a number from -30 to 30, not 40"),
         ("[outputs.kitchen]\nkind = \"snapcast-tcp\"\nport = 0\n", "[outputs.kitchen] (kind \"snapcast-tcp\") port must be a whole number from 1 to 65535, not 0"),
         ("tick-interval = \"fast\"\n", "tick-interval must be a number from 0.01 to 60, not \"fast\""),

@@ -81,15 +81,60 @@ import Testing
         try await rig.call("AVTransport", "Play", ["Speed": "1"])
         try await d.waitFor("Playing again") { try await d.status() == "Playing" }
 
-        // A second cast replaces the first (queue = "replace"), its metadata taken from the server's DIDL.
+        #expect(try await d.tonearm("status").out.contains("First"))
+
+        // A second cast replaces the first (queue = "replace"), with metadata a phone app wrote itself: cover art too.
         let second = try await rig.item("second")
-        try await rig.call("AVTransport", "SetAVTransportURI", ["CurrentURI": second.url, "CurrentURIMetaData": second.didl])
+        let didl = """
+            <DIDL-Lite xmlns="urn:schemas-upnp-org:metadata-1-0/DIDL-Lite/" xmlns:dc="http://purl.org/dc/elements/1.1/" \
+            xmlns:upnp="urn:schemas-upnp-org:metadata-1-0/upnp/"><item id="1" parentID="0" restricted="1"><dc:title>Cast &amp; title</dc:title>\
+            <upnp:artist>Phone</upnp:artist><upnp:albumArtURI>http://127.0.0.1:8200/cover.jpg</upnp:albumArtURI>\
+            <upnp:class>object.item.audioItem.musicTrack</upnp:class><res protocolInfo="http-get:*:audio/x-flac:*" duration="0:00:05">\
+            \(second.url)</res></item></DIDL-Lite>
+            """
+        try await rig.call("AVTransport", "SetAVTransportURI", ["CurrentURI": second.url, "CurrentURIMetaData": didl])
         try await d.waitFor("the second cast playing") { try await d.metadata()["xesam:url"]?.stringValue == second.url }
+        let cast = try await d.metadata()
+        #expect(cast["xesam:title"]?.stringValue == "Cast & title")
+        #expect(cast["xesam:artist"]?.arrayValue?.first?.stringValue == "Phone")
+        #expect(cast["mpris:artUrl"]?.stringValue == "http://127.0.0.1:8200/cover.jpg")
+        #expect(try await rig.call("AVTransport", "GetMediaInfo")["CurrentURIMetaData"] == didl)
         #expect(try await d.tracks().count == 1)
         #expect(try await d.status() == "Playing")
         try await rig.call("AVTransport", "Stop")
         try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
         #expect(try await rig.call("AVTransport", "GetTransportInfo")["CurrentTransportState"] == "STOPPED")
+    }
+
+    @Test func inNextModeACastJoinsTheQueueAndTheTransportWalksIt() async throws {
+        let rig = try await UPnPRig("queue = \"next\"", sink: "fakesink sync=true", media: Self.music)
+        let d = rig.d
+        let local = try d.sine("local.wav", seconds: 30)
+        _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([Daemon.uri(local)]), .bool(true)])
+        try await d.waitFor("the local file playing") { try await d.status() == "Playing" }
+        let first = try await rig.item("First")
+        try await rig.call("AVTransport", "SetAVTransportURI", ["CurrentURI": first.url, "CurrentURIMetaData": first.didl])
+        // Played at once, in the status the player was in, after what was playing, which stays queued.
+        try await d.waitFor("the cast playing") { try await d.metadata()["xesam:url"]?.stringValue == first.url }
+        #expect(try await d.tracks().count == 2)
+        #expect(try await d.status() == "Playing")
+        var info = try await rig.call("AVTransport", "GetPositionInfo")
+        #expect(info["Track"] == "2" && info["TrackURI"] == first.url, "\(info)")
+        // The local file is not named on the network.
+        try await rig.call("AVTransport", "Previous")
+        try await d.waitFor("back on the local file") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(local) }
+        info = try await rig.call("AVTransport", "GetPositionInfo")
+        #expect(info["Track"] == "1" && info["TrackURI"] == "" && !(info["TrackMetaData"] ?? "").contains(local), "\(info)")
+        try await rig.call("AVTransport", "Seek", ["Unit": "TRACK_NR", "Target": "2"])
+        try await d.waitFor("the cast again") { try await d.metadata()["xesam:url"]?.stringValue == first.url }
+        try await rig.call("AVTransport", "Seek", ["Unit": "ABS_TIME", "Target": "0:00:10"])
+        try await d.waitFor("the position after ABS_TIME") { try await d.position() >= 10_000_000 }
+        try await rig.call("AVTransport", "SetPlayMode", ["NewPlayMode": "REPEAT_ALL"])
+        #expect(try await d.get(Daemon.player, "LoopStatus").stringValue == "Playlist")
+        #expect(try await rig.call("AVTransport", "GetTransportSettings")["PlayMode"] == "REPEAT_ALL")
+        let actions = try await rig.call("AVTransport", "GetCurrentTransportActions")["Actions"] ?? ""
+        #expect(Set(actions.split(separator: ",")) == ["Pause", "Stop", "Seek", "Next", "Previous"], "\(actions)")
+        #expect(try await rig.call("AVTransport", "GetDeviceCapabilities")["PlayMedia"] == "NETWORK")
     }
 
     @Test func eventsFollowChangesMadeAnywhereAndAGoneControllerLeavesMusicPlaying() async throws {
