@@ -63,6 +63,16 @@ public final class UPnPRenderer: Sendable {
     }
 
     public init(settings: UPnPSettings, player: Player, mimeTypes: [String], storageFolder: URL, logger: Logger) {
+        var settings = settings
+        if let name = settings.interface {
+            if let ip = Self.ipv4(ofInterface: name) {
+                settings.address = ip
+            } else {
+                // Served nowhere rather than everywhere: the user asked for one network only.
+                logger.error("UPnP: no interface \(name) with an IPv4 address; the renderer serves on 127.0.0.1 only")
+                settings.address = "127.0.0.1"
+            }
+        }
         self.settings = settings
         self.player = player
         self.storageFolder = storageFolder
@@ -241,6 +251,14 @@ public final class UPnPRenderer: Sendable {
         }
         if let outside = devices.first(where: { $0.ip >> 24 != 127 }) { return text(outside.ip) }
         return "127.0.0.1"
+    }
+
+    /// The IPv4 address of the interface named `name`.
+    static func ipv4(ofInterface name: String) -> String? {
+        for device in (try? System.enumerateDevices()) ?? [] where device.name == name {
+            if case .v4(let a)? = device.address { return text(UInt32(bigEndian: a.address.sin_addr.s_addr)) }
+        }
+        return nil
     }
 
     static func ipv4(_ text: String) -> UInt32? {

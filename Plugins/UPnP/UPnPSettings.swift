@@ -18,6 +18,8 @@ public struct UPnPSettings: Sendable, Equatable {
     public var name: String
     /// The IPv4 address served on and announced ("0.0.0.0": every interface, announcing the one a request came in on).
     public var address: String
+    /// A network interface ("eth0") whose IPv4 address is served on and announced, in place of `address`.
+    public var interface: String?
     /// The HTTP port of the description, control and event URLs (0: any free one).
     public var port: Int
     /// The device's UUID; nil: one made at the first start and kept in the plugin's folder.
@@ -26,7 +28,7 @@ public struct UPnPSettings: Sendable, Equatable {
     /// The most event subscriptions held at once, over all services.
     public var maximumSubscriptions: Int
 
-    public static let keys = ["enabled", "name", "address", "port", "uuid", "queue", "max-subscriptions"]
+    public static let keys = ["enabled", "name", "address", "interface", "port", "uuid", "queue", "max-subscriptions"]
 
     /// Reads the section; every key has a default (off, "Tonearm on HOST", every interface, port 49494, replace).
     public init(section: [String: ConfigValue], hostName: String = ProcessInfo.processInfo.hostName) throws(TonearmError) {
@@ -37,6 +39,8 @@ public struct UPnPSettings: Sendable, Equatable {
         guard name.utf8.count <= 64 else { throw s.fail("name", "at most 64 bytes long") }
         address = try s.ipAddress("address", "0.0.0.0", example: "192.168.1.20")
         guard !address.contains(":") else { throw s.fail("address", "an IPv4 address such as 192.168.1.20") }
+        interface = try s.line("interface")
+        if interface != nil, s.table["address"] != nil { throw s.fail("interface", "left out when address is set (one or the other)") }
         port = try s.integer("port", 49494, 0...65535)
         if let text = try s.string("uuid") {
             guard UUID(uuidString: text) != nil else { throw s.fail("uuid", "a UUID such as 5f2b0c1e-3a4d-4e8f-9a6b-1c2d3e4f5a6b") }
@@ -50,7 +54,8 @@ public struct UPnPSettings: Sendable, Equatable {
 
     /// The effective values, for `tonearm config`.
     public var values: [(String, ConfigValue)] {
-        [("enabled", .bool(enabled)), ("name", .string(name)), ("address", .string(address)), ("port", .int(port)),
+        [("enabled", .bool(enabled)), ("name", .string(name)), ("address", .string(address)),
+         ("interface", .string(interface ?? "")), ("port", .int(port)),
          ("uuid", .string(uuid ?? "(made at the first start)")), ("queue", .string(queue.rawValue)),
          ("max-subscriptions", .int(maximumSubscriptions))]
     }

@@ -302,8 +302,11 @@ import Testing
     }
 
     @Test func keepsItsNameAndSaysByebye() async throws {
-        let rig = try await UPnPRig(sink: "fakesink sync=true")
+        let rig = try await UPnPRig("interface = \"lo\"", sink: "fakesink sync=true")
         let d = rig.d
+        #expect(URL(string: rig.location)?.host == "127.0.0.1", "served on the interface's address: \(rig.location)")
+        let config = try await d.tonearm("config").out
+        #expect(config.contains("interface") && config.contains("\"lo\""), "\(config)")
         let udn = try #require(try await rig.controlPointJSON(["describe", rig.location])["device"] as? [String: Any])["udn"] as? String
         let kept = try String(contentsOf: d.home.file("data/tonearm/upnp/uuid"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(udn == "uuid:" + kept)
