@@ -90,7 +90,6 @@ async def discover(st, timeout, mx, repeat, first_only):
     """M-SEARCH for ST (again every `repeat` s until something answers, as control points do for a device that is
     still starting); first_seconds counts from the first M-SEARCH to the first answer."""
     found, got_one = {}, asyncio.Event()
-    start = time.monotonic()
 
     def on_answer(headers):
         if headers.get("st") == st and headers.get("location") and headers["location"] not in found:
@@ -99,6 +98,7 @@ async def discover(st, timeout, mx, repeat, first_only):
 
     listener = SsdpSearchListener(callback=on_answer, search_target=st, timeout=mx)
     await listener.async_start()
+    start = time.monotonic()   # read by on_answer, which runs only once a search went out
     searches = 0
     try:
         deadline = start + timeout
@@ -220,8 +220,15 @@ def _didl_xml(item):
 
 
 async def browse(location, min_items, timeout):
-    device = await device_at(location)
     deadline = time.monotonic() + timeout
+    while True:   # a server just started may not answer HTTP yet
+        try:
+            device = await device_at(location)
+            break
+        except UpnpError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
     while True:   # a server still scanning answers with what it has so far
         items, pending = [], ["0"]
         while pending:
