@@ -73,7 +73,7 @@ final class SSDPServer: Sendable {
         let location = location(from.ipAddress)
         // UPnP asks for a random wait of up to MX seconds, to spread the answers of many devices; a short one keeps
         // the spreading and lets a controller list this renderer at once.
-        let delay = Int64.random(in: 0...Int64(min(max(mx, 1), 5) * 20))
+        let delay = Int64.random(in: 0...Int64(min(max(mx, 1), 5)))
         let loop = channel.eventLoop
         loop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
             guard let self else { return }
