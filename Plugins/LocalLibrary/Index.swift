@@ -80,6 +80,33 @@ enum Index {
                 UPDATE tracks SET mtime = -1;
                 """)
         }
+        migrator.registerMigration("v3-history") { db in
+            // Listening history, keyed by the file's content (a moved or renamed file keeps it; `uri` is where it was
+            // last heard) or, for what is not a local file, by its URI (a live stream's songs by URI and title).
+            try db.execute(sql: """
+                CREATE TABLE history (
+                    key TEXT PRIMARY KEY,
+                    uri TEXT NOT NULL,
+                    play_count INTEGER NOT NULL DEFAULT 0,
+                    skip_count INTEGER NOT NULL DEFAULT 0,
+                    first_played REAL,
+                    last_played REAL,
+                    rating INTEGER
+                );
+                CREATE INDEX history_uri ON history(uri);
+                CREATE TABLE listens (
+                    id INTEGER PRIMARY KEY,
+                    key TEXT NOT NULL,
+                    uri TEXT NOT NULL,
+                    title TEXT,
+                    artist TEXT,
+                    album TEXT,
+                    started_at REAL NOT NULL,
+                    heard REAL NOT NULL
+                );
+                CREATE INDEX listens_started ON listens(started_at);
+                """)
+        }
         return migrator
     }
 

@@ -241,6 +241,25 @@ public enum InterfaceXML {
       <arg name="Written" type="u" direction="out"/>
       <arg name="Failures" type="a(ss)" direction="out"/>
     </method>
+    <!-- Rates a track: 0 to 5 stars in halves (a negative number clears the rating); an empty Uri rates the current
+         track. Shown in MPRIS Metadata as xesam:userRating (0 to 1). -->
+    <method name="SetRating">
+      <arg name="Uri" type="s" direction="in"/>
+      <arg name="Stars" type="d" direction="in"/>
+    </method>
+    <!-- What the listening history knows of a track (empty Uri: the current one). Keys, when known: playCount u,
+         skipCount u, firstPlayed x and lastPlayed x (Unix seconds), rating d (stars). -->
+    <method name="TrackStats">
+      <arg name="Uri" type="s" direction="in"/>
+      <arg name="Stats" type="a{sv}" direction="out"/>
+    </method>
+    <!-- Listens that counted (half the track or 4 minutes heard) since Since (Unix seconds; 0: all), newest first, at
+         most Limit (0: 100). Keys: uri s, title s, artists as, album s, startedAt x, heard d (seconds). -->
+    <method name="History">
+      <arg name="Since" type="x" direction="in"/>
+      <arg name="Limit" type="u" direction="in"/>
+      <arg name="Listens" type="aa{sv}" direction="out"/>
+    </method>
     <signal name="ScanProgress">
       <arg name="Done" type="u"/>
       <arg name="Total" type="u"/>

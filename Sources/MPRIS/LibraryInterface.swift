@@ -12,6 +12,8 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
     static var name: String { LibraryInterfaceName.name }
     let interface = contract(LibraryInterfaceName.name)
     let library: Library
+    /// For the current track and to show a rating at once in its metadata.
+    var player: Player?
     var folders: [URL] { library.folders }
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
@@ -49,6 +51,21 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
                 let report = try await library.writeMeasuredGains()
                 return [.uint32(UInt32(report.written)),
                         .array(element: "(ss)", report.failures.map { .structure([.string($0.path), .string($0.reason)]) })]
+            case "SetRating":
+                let stars = a[1].doubleValue ?? -1
+                guard stars.isFinite, stars <= 5 else { throw TonearmError.invalidValue("a rating is 0 to 5 stars, in halves") }
+                let halfStars = stars < 0 ? nil : Int((stars * 2).rounded())
+                try await rate(a[0].stringValue ?? "", halfStars: halfStars)
+                return []
+            case "TrackStats":
+                let stats = try await library.stats(uri: try await trackURI(a[0].stringValue ?? ""))
+                return [Self.encode(stats ?? TrackStats())]
+            case "History":
+                let since = a[0].int64Value ?? 0
+                let limit = Int(a[1].int64Value ?? 0)
+                let listens = try await library.listens(since: since > 0 ? Date(timeIntervalSince1970: Double(since)) : nil,
+                                                        limit: limit == 0 ? 100 : min(limit, 100_000))
+                return [.array(element: "a{sv}", listens.map(Self.encode))]
             case "Failures":
                 let failures = try await library.failures()
                 return [.array(element: "(ss)", failures.map { .structure([.string($0.path), .string($0.reason)]) })]
@@ -56,6 +73,41 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
                 throw DBusError.unknownMethod(method)
             }
         }
+    }
+
+    /// The URI named, or the current track's for "".
+    private func trackURI(_ uri: String) async throws -> String {
+        guard uri.isEmpty else { return uri }
+        guard let current = player?.state.snapshot.current else {
+            throw TonearmError(.nothingPlaying, "there is no current track")
+        }
+        return current.uri
+    }
+
+    private func rate(_ uri: String, halfStars: Int?) async throws {
+        if uri.isEmpty, let player {
+            _ = try await player.rateCurrent(halfStars: halfStars)
+        } else {
+            _ = try await library.setRating(uri: uri, halfStars: halfStars)
+            await player?.refreshStats(uri: uri)
+        }
+    }
+
+    static func encode(_ stats: TrackStats) -> DBusValue {
+        var d: [String: DBusValue] = ["playCount": .uint32(UInt32(clamping: stats.playCount)),
+                                      "skipCount": .uint32(UInt32(clamping: stats.skipCount))]
+        if let date = stats.firstPlayed { d["firstPlayed"] = .int64(Int64(date.timeIntervalSince1970)) }
+        if let date = stats.lastPlayed { d["lastPlayed"] = .int64(Int64(date.timeIntervalSince1970)) }
+        if let rating = stats.rating { d["rating"] = .double(Double(rating) / 2) }
+        return .vardict(d)
+    }
+
+    static func encode(_ listen: Listen) -> DBusValue {
+        var d: [String: DBusValue] = ["uri": .string(listen.uri), "artists": .stringArray(listen.artists),
+                                      "startedAt": .int64(Int64(listen.startedAt.timeIntervalSince1970)), "heard": .double(listen.heard)]
+        if let title = listen.title { d["title"] = .string(title) }
+        if let album = listen.album { d["album"] = .string(album) }
+        return .vardict(d)
     }
 
     func get(_ property: String) async throws -> DBusValue {

@@ -42,7 +42,7 @@ public final class MPRISService: Sendable {
         ]
         var forwarders: [@Sendable () async -> [Task<Void, Never>]] = []
         if let library {
-            handlers.append(Self.libraryInterface(library))
+            handlers.append(Self.libraryInterface(library, player: player))
             let start = Self.libraryForwarder(library, on: connection)
             forwarders.append { [start()] }
         }
@@ -66,8 +66,8 @@ public final class MPRISService: Sendable {
         connection.export(path: Self.objectPath, handlers: handlers)
     }
 
-    private static func libraryInterface<L: LibraryAPI>(_ library: L) -> any DBusInterfaceHandler {
-        LibraryInterface(library: library)
+    private static func libraryInterface<L: LibraryAPI>(_ library: L, player: Player) -> any DBusInterfaceHandler {
+        LibraryInterface(library: library, player: player)
     }
 
     private static func libraryForwarder<L: LibraryAPI>(_ library: L, on connection: DBusConnection) -> @Sendable () -> Task<Void, Never> {

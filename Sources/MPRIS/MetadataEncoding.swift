@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import TonearmCore
 
 /// MPRIS metadata maps (a{sv}) built from tracks.
@@ -23,7 +24,19 @@ enum MetadataEncoding {
         if let n = m.discNumber { d["xesam:discNumber"] = .int32(Int32(clamping: n)) }
         if !m.genres.isEmpty { d["xesam:genre"] = .stringArray(m.genres) }
         if let lyrics { d["xesam:asText"] = .string(lyrics) }
+        if let stats = m.stats {
+            d["xesam:useCount"] = .int32(Int32(clamping: stats.playCount))
+            if let date = stats.firstPlayed { d["xesam:firstUsed"] = .string(iso8601(date)) }
+            if let date = stats.lastPlayed { d["xesam:lastUsed"] = .string(iso8601(date)) }
+            // Half stars 0…10 as xesam's 0…1.
+            if let rating = stats.rating { d["xesam:userRating"] = .double(Double(rating) / 10) }
+        }
         return .vardict(d)
+    }
+
+    /// A date as xesam's dates are written: ISO 8601, UTC.
+    static func iso8601(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
     }
 }
 

@@ -156,6 +156,23 @@ struct LibraryClient: Sendable {
         }
     }
 
+    /// Rates a track (empty: the current one), 0…5 stars in halves; negative clears.
+    func setRating(uri: String, stars: Double) async throws {
+        try await call("SetRating", [.string(uri), .double(stars)])
+    }
+
+    /// The listening history's figures for a track (empty: the current one).
+    func trackStats(uri: String) async throws -> [String: DBusValue] {
+        let reply = try await call("TrackStats", [.string(uri)])
+        guard let stats = reply.first?.unwrapped.vardictValue else { throw unexpected("TrackStats", reply) }
+        return stats.mapValues(\.unwrapped)
+    }
+
+    /// Listens since `since` (Unix seconds, 0: all), newest first.
+    func history(since: Int64, limit: UInt32) async throws -> [[String: DBusValue]] {
+        try records(try await call("History", [.int64(since), .uint32(limit)]))
+    }
+
     // MARK: Plumbing
 
     @discardableResult

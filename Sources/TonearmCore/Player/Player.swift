@@ -64,6 +64,12 @@ public actor Player {
     var outputRecovery: OutputRecovery
     let outputPolicy: OutputRecoveryPolicy
 
+    /// Where listens, skips and ratings are kept (nil: no history), what counts (Policies/PlayCounter.swift), and the
+    /// writes waiting, in order (PlayerHistory.swift).
+    let history: (any ListeningHistory)?
+    var counter = PlayCounter()
+    var historyQueue: AsyncStream<HistoryWork>.Continuation?
+
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
     let handover = HandoverSnapshot()
 
@@ -84,7 +90,9 @@ public actor Player {
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
-                configuredOutput: String? = nil, logger: Logger = Logger(label: "tonearm.player")) {
+                configuredOutput: String? = nil, history: (any ListeningHistory)? = nil,
+                logger: Logger = Logger(label: "tonearm.player")) {
+        self.history = history
         self.replayGain = replayGain
         outputPolicy = outputRecovery
         self.outputRecovery = OutputRecovery(policy: outputRecovery)
@@ -121,6 +129,7 @@ public actor Player {
                 await self?.applyMetadataNow(id, enriched)
             }
         })
+        startHistory()
         tasks.append(Task { [weak self] in
             // Saves the position now and then while playing, so a crash loses at most a second.
             while !Task.isCancelled {
@@ -144,6 +153,7 @@ public actor Player {
         outputState.retry?.cancel()
         stopFollowingLyrics()
         enrichQueue?.finish()
+        historyQueue?.finish()
         channel.events.finish()
     }
 
@@ -241,6 +251,7 @@ public actor Player {
     /// Publishes the state after a change (with a `changed` event when anything a face shows changed) and sets
     /// the position basis afresh.
     func publish() {
+        observeListening()
         followLyricsTrack()
         let s = makeSnapshot()
         guard s != lastSnapshot else {
@@ -272,6 +283,7 @@ public actor Player {
     // MARK: Ticks
 
     func emitTick(position: Int64? = nil) {
+        observeListening()
         guard let id = loaded ?? queue.currentID else { return }
         // Every tick sets the faces' position basis afresh from the pipeline.
         let basis = makeBasis()

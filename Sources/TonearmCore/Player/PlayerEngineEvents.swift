@@ -24,6 +24,7 @@ extension Player {
             perform(actions)
             let repeated = heard == id || reconnected
             heard = id
+            if !reconnected { listeningStarted(id) }
             skipper.heard()
             let wasCurrent = queue.currentID == id
             queue.setCurrent(id)
@@ -53,6 +54,9 @@ extension Player {
             let plugin = URL(string: track.uri).flatMap { url in plugins.first { $0.canResolve(url) } }
             applyMetadataNow(id, plugin?.applying(tags, to: track.metadata, artCache: artCache)
                              ?? track.metadata.merging(tags, artCache: artCache))
+            if track.metadata.isLive == true, let now = queue.track(id)?.metadata.title, now != track.metadata.title {
+                listeningTitleChanged(id, now)
+            }
         case .buffering(let item, let percent):
             perform(reconnector.buffering(TrackID(serial: item.token), percent))
         case .outputFailed(let output, let error, let wasPlaying):

@@ -55,6 +55,7 @@ extension Player {
     public func goTo(_ id: TrackID) {
         guard queue.contains(id) else { return }
         skipper.forgive(id)
+        listeningMovedOn()
         switchTo(id, keepingStatus: false)
     }
 
@@ -109,6 +110,7 @@ extension Player {
         let was = status
         let ids = position.map { insert(resolved, at: $0) } ?? replace(with: resolved)
         guard current, let first = ids.first else { return ids }
+        listeningMovedOn()
         skipper.forgive(first)
         queue.setCurrent(first)
         switch was {
@@ -241,6 +243,7 @@ extension Player {
     }
 
     func replace(with resolved: [(TrackMetadata, any SourcePlugin)]) -> [TrackID] {
+        listeningMovedOn()
         halt()
         queue.clear()
         skipper.forgiveAll()

@@ -52,6 +52,7 @@ extension Player {
     /// asks; the queue stops by itself when the last track ends.
     public func next() {
         guard makeSnapshot().canGoNext, let target = playable(after: queue.currentID, automatic: false) else { return }
+        listeningMovedOn()
         switchTo(target, keepingStatus: true)
     }
 
@@ -64,6 +65,7 @@ extension Player {
             candidate = queue.previous(before: c)
         }
         guard let target = candidate, !skipper.skips(target) else { return }
+        listeningMovedOn()
         switchTo(target, keepingStatus: true)
     }
 

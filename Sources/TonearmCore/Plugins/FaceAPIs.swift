@@ -3,8 +3,8 @@ import Foundation
 // What the faces (MPRIS's org.tonearm.* adapters, the web face) ask of the plugins' Swift APIs. A face names no
 // plugin: the daemon, which sees both, conforms each plugin (and its record types) to these.
 
-/// A music library as org.tonearm.Library1 sees it.
-public protocol LibraryAPI: Sendable {
+/// A music library as org.tonearm.Library1 sees it, with the listening history it keeps.
+public protocol LibraryAPI: ListeningHistory {
     associatedtype Artist: LibraryArtistRecord
     associatedtype Album: LibraryAlbumRecord
     associatedtype Problem: LibraryProblemRecord

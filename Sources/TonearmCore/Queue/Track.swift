@@ -46,6 +46,8 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var isLive: Bool?
     /// ReplayGain figures (from tags or measured), when known; never shown to clients.
     public var loudness: TrackLoudness?
+    /// What the listening history knows of it (plays, skips, rating), when anything.
+    public var stats: TrackStats?
 
     public init(url: String, title: String? = nil) {
         self.url = url

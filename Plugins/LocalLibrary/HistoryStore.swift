@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+import TonearmCore
+
+/// The listening history in the library index: a row of counts and rating per track, and a row per listen. Each write
+/// is one transaction of its own, so a kill -9 loses at most the listen under way.
+extension LocalLibrary: ListeningHistory {
+    /// The history key of a URI: a local file's content (so it survives a move or a rename), else the URI (with the
+    /// title, for a live stream's song).
+    static func historyKey(uri: String, title: String? = nil, live: Bool = false) -> String {
+        if let url = URL(string: uri), url.isFileURL, let content = WaveformCache.contentKey(path: url.path) { return "c:" + content }
+        if live, let title { return "u:\(uri)#\(title)" }
+        return "u:" + uri
+    }
+
+    public func recordListen(_ listen: Listen) async throws -> TrackStats {
+        let key = Self.historyKey(uri: listen.uri, title: listen.title, live: listen.isLive)
+        let now = Date().timeIntervalSince1970
+        return try await database.write { db in
+            try db.execute(sql: "INSERT INTO listens (key, uri, title, artist, album, started_at, heard) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           arguments: [key, listen.uri, listen.title, listen.artists.joined(separator: "; "), listen.album,
+                                       listen.startedAt.timeIntervalSince1970, listen.heard])
+            try db.execute(sql: """
+                INSERT INTO history (key, uri, play_count, first_played, last_played) VALUES (?, ?, 1, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET uri = excluded.uri, play_count = play_count + 1,
+                    first_played = COALESCE(first_played, excluded.first_played), last_played = excluded.last_played
+                """, arguments: [key, listen.uri, listen.startedAt.timeIntervalSince1970, now])
+            return try Self.stats(db, key: key) ?? TrackStats()
+        }
+    }
+
+    public func recordSkip(uri: String, at date: Date) async throws -> TrackStats {
+        let key = Self.historyKey(uri: uri)
+        return try await database.write { db in
+            try db.execute(sql: """
+                INSERT INTO history (key, uri, skip_count) VALUES (?, ?, 1)
+                ON CONFLICT(key) DO UPDATE SET uri = excluded.uri, skip_count = skip_count + 1
+                """, arguments: [key, uri])
+            return try Self.stats(db, key: key) ?? TrackStats()
+        }
+    }
+
+    public func stats(uri: String) async throws -> TrackStats? {
+        let key = Self.historyKey(uri: uri)
+        return try await database.read { db in try Self.stats(db, key: key) }
+    }
+
+    public func setRating(uri: String, halfStars: Int?) async throws -> TrackStats {
+        let key = Self.historyKey(uri: uri)
+        return try await database.write { db in
+            try db.execute(sql: """
+                INSERT INTO history (key, uri, rating) VALUES (?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET uri = excluded.uri, rating = excluded.rating
+                """, arguments: [key, uri, halfStars])
+            return try Self.stats(db, key: key) ?? TrackStats()
+        }
+    }
+
+    public func listens(since: Date?, limit: Int) async throws -> [Listen] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM listens WHERE started_at >= ? ORDER BY started_at DESC, id DESC LIMIT ?",
+                             arguments: [since?.timeIntervalSince1970 ?? 0, max(0, limit)]).map { row in
+                let artist: String? = row["artist"]
+                let key: String = row["key"]
+                return Listen(uri: row["uri"], title: row["title"],
+                              artists: artist.map { $0.components(separatedBy: "; ").filter { !$0.isEmpty } } ?? [],
+                              album: row["album"], startedAt: Date(timeIntervalSince1970: row["started_at"]), heard: row["heard"],
+                              isLive: key.hasPrefix("u:") && key.contains("#"))
+            }
+        }
+    }
+
+    static func stats(_ db: Database, key: String) throws -> TrackStats? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM history WHERE key = ?", arguments: [key]) else { return nil }
+        let first: Double? = row["first_played"], last: Double? = row["last_played"]
+        return TrackStats(playCount: row["play_count"], skipCount: row["skip_count"],
+                          firstPlayed: first.map(Date.init(timeIntervalSince1970:)), lastPlayed: last.map(Date.init(timeIntervalSince1970:)),
+                          rating: row["rating"])
+    }
+}

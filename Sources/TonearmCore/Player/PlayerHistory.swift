@@ -1,0 +1,109 @@
+import Foundation
+
+/// A write to the listening history, done in order off the actor.
+enum HistoryWork: Sendable {
+    case listen(TrackID, Listen)
+    case skip(TrackID, uri: String)
+    /// Reads a track's stats into its metadata (when it starts to be heard).
+    case refresh(TrackID, uri: String)
+}
+
+/// Listening history: the PlayCounter decides what counts, the history store keeps it, and the stats come back into
+/// the track's metadata (MPRIS xesam:useCount and the rest).
+extension Player {
+    func startHistory() {
+        guard let history else { return }
+        let (work, sink) = AsyncStream.makeStream(of: HistoryWork.self)
+        historyQueue = sink
+        let logger = logger
+        tasks.append(Task { [weak self] in
+            for await item in work {
+                do {
+                    switch item {
+                    case .listen(let id, let listen):
+                        let stats = try await history.recordListen(listen)
+                        logger.info("listened to \(listen.title ?? listen.uri) (\(Int(listen.heard)) s heard; \(stats.playCount) plays)")
+                        await self?.applyStats(id, uri: listen.uri, stats)
+                    case .skip(let id, let uri):
+                        await self?.applyStats(id, uri: uri, try await history.recordSkip(uri: uri, at: Date()))
+                    case .refresh(let id, let uri):
+                        if let stats = try await history.stats(uri: uri) { await self?.applyStats(id, uri: uri, stats) }
+                    }
+                } catch {
+                    logger.warning("listening history: \(error)")
+                }
+            }
+        })
+    }
+
+    /// Whether what plays is being heard now (not paused, buffering or waiting for the pipeline).
+    var isBeingHeard: Bool { status == .playing && engine.pipelineState == .playing && reconnector.level >= 100 }
+
+    func observeListening() {
+        guard history != nil else { return }
+        if status == .stopped {
+            countListening(counter.stopped(at: .now))
+        } else {
+            countListening(counter.observe(playing: isBeingHeard, at: .now))
+        }
+    }
+
+    /// A track began to be heard.
+    func listeningStarted(_ id: TrackID) {
+        guard history != nil, let track = queue.track(id) else { return }
+        let live = track.metadata.isLive == true
+        countListening(counter.started(id, title: live ? track.metadata.title : nil, length: live ? nil : track.metadata.length,
+                                       playing: isBeingHeard, at: .now))
+        if !live { historyQueue?.yield(.refresh(id, uri: track.uri)) }
+    }
+
+    /// The user moved on from what was being heard (Next, Previous, a pick, a new queue).
+    func listeningMovedOn() {
+        guard history != nil else { return }
+        countListening(counter.movedOn(at: .now, playing: isBeingHeard))
+    }
+
+    /// A live stream's song changed.
+    func listeningTitleChanged(_ id: TrackID, _ title: String?) {
+        guard history != nil else { return }
+        countListening(counter.titleChanged(id, to: title, playing: isBeingHeard, at: .now))
+    }
+
+    private func countListening(_ actions: [PlayCounter.Action]) {
+        for action in actions {
+            switch action {
+            case .count(let id, let title, let startedAt, let heard):
+                guard let track = queue.track(id) else { continue }
+                let m = track.metadata
+                let began = Date().addingTimeInterval(-Double(startedAt.duration(to: .now) / .milliseconds(1)) / 1000)
+                let listen = Listen(uri: m.url, title: title ?? m.title, artists: m.artists, album: m.album, startedAt: began,
+                                    heard: Double(heard / .milliseconds(1)) / 1000, isLive: m.isLive == true)
+                historyQueue?.yield(.listen(id, listen))
+            case .skip(let id):
+                guard let track = queue.track(id), track.metadata.isLive != true else { continue }
+                historyQueue?.yield(.skip(id, uri: track.uri))
+            }
+        }
+    }
+
+    private func applyStats(_ id: TrackID, uri: String, _ stats: TrackStats) {
+        guard var metadata = queue.track(id)?.metadata, metadata.url == uri, metadata.isLive != true else { return }
+        metadata.stats = stats
+        applyMetadataNow(id, metadata)
+    }
+
+    /// Reads the stats of the entries playing `uri` again (after a rating set from elsewhere).
+    public func refreshStats(uri: String) {
+        for track in queue.tracks where track.uri == uri { historyQueue?.yield(.refresh(track.id, uri: uri)) }
+    }
+
+    /// Rates the current track (0…10 half stars; nil clears); throws when nothing plays or there is no history.
+    public func rateCurrent(halfStars: Int?) async throws -> TrackStats {
+        guard let history else { throw TonearmError(.failed, "listening history is off") }
+        guard let current = queue.current else { throw TonearmError(.nothingPlaying, "there is no current track to rate") }
+        if let halfStars, !(0...10).contains(halfStars) { throw TonearmError.invalidValue("a rating is 0 to 5 stars, in half stars") }
+        let stats = try await history.setRating(uri: current.uri, halfStars: halfStars)
+        applyStats(current.id, uri: current.uri, stats)
+        return stats
+    }
+}

@@ -1,0 +1,80 @@
+/// When a listen counts and when a track was skipped, as a plain value: ListenBrainz's rule, a listen counts once
+/// half the track or 4 minutes was heard, whichever comes first; moving on before that is a skip. Heard time is time
+/// spent playing, so seeking forward adds nothing and a pause or a seek breaks nothing. A live stream counts per
+/// title.
+struct PlayCounter: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
+        /// Count a listen of `id`, begun at `startedAt`, after `heard` of playing.
+        case count(TrackID, title: String?, startedAt: ContinuousClock.Instant, heard: Duration)
+        /// Count a skip of `id`.
+        case skip(TrackID)
+    }
+
+    /// The longest a listen must be heard to count.
+    static let enough: Duration = .seconds(240)
+
+    struct Listening: Sendable, Equatable {
+        var id: TrackID
+        var title: String?
+        var needed: Duration
+        var startedAt: ContinuousClock.Instant
+        var heard: Duration = .zero
+        var counted = false
+    }
+
+    private(set) var listening: Listening?
+    /// When time last counted as heard (nil: not playing).
+    private var playingSince: ContinuousClock.Instant?
+
+    /// What must be heard of a track of `length` µs (nil or 0: unknown, as for a live stream's song).
+    static func needed(length: Int64?) -> Duration {
+        guard let length, length > 0 else { return enough }
+        return min(.microseconds(length / 2), enough)
+    }
+
+    /// A track began to be heard (the next one after an end, or one picked); the one before is left as it stands.
+    mutating func started(_ id: TrackID, title: String?, length: Int64?, playing: Bool, at now: ContinuousClock.Instant) -> [Action] {
+        let actions = observe(playing: playing, at: now)
+        listening = Listening(id: id, title: title, needed: Self.needed(length: length), startedAt: now)
+        playingSince = playing ? now : nil
+        return actions
+    }
+
+    /// The player is (or is not) playing at `now`: time since the last observation counts as heard if it was.
+    mutating func observe(playing: Bool, at now: ContinuousClock.Instant) -> [Action] {
+        guard var l = listening else {
+            playingSince = playing ? now : nil
+            return []
+        }
+        if let since = playingSince, now > since { l.heard += since.duration(to: now) }
+        playingSince = playing ? now : nil
+        var actions: [Action] = []
+        if !l.counted, l.heard >= l.needed {
+            l.counted = true
+            actions.append(.count(l.id, title: l.title, startedAt: l.startedAt, heard: l.heard))
+        }
+        listening = l
+        return actions
+    }
+
+    /// The user moved on (Next, Previous, a pick, a new queue) from what plays: a skip if it had not counted.
+    mutating func movedOn(at now: ContinuousClock.Instant, playing: Bool) -> [Action] {
+        var actions = observe(playing: playing, at: now)
+        if let l = listening, !l.counted, l.heard > .zero { actions.append(.skip(l.id)) }
+        listening = nil
+        return actions
+    }
+
+    /// A live stream's song changed: the title heard so far is closed, the next one counts on its own.
+    mutating func titleChanged(_ id: TrackID, to title: String?, playing: Bool, at now: ContinuousClock.Instant) -> [Action] {
+        guard listening?.id == id, listening?.title != title else { return [] }
+        return started(id, title: title, length: nil, playing: playing, at: now)
+    }
+
+    /// Playback stopped or the queue emptied: nothing is being heard.
+    mutating func stopped(at now: ContinuousClock.Instant) -> [Action] {
+        let actions = observe(playing: false, at: now)
+        listening = nil
+        return actions
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import DBus
+import Foundation
+
+/// `tonearm rate [STARS]`: rates the current track, or shows its rating and counts.
+struct Rate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rate the current track (0 to 5 stars, halves allowed), or show what is known of it.",
+        discussion: """
+            With STARS (0, 0.5, … 5) the current track gets that rating; `--clear` removes it. Without, prints \
+            its rating, plays, skips and when it was first and last played. Ratings and counts are kept in the \
+            library index by the file's content, so a moved or renamed file keeps them.
+            """
+    )
+
+    @Argument(help: "Stars, 0 to 5 in halves.")
+    var stars: Double?
+
+    @Flag(help: "Remove the rating.")
+    var clear = false
+
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        if let stars, !(stars >= 0 && stars <= 5 && (stars * 2).rounded() == stars * 2) {
+            throw ValidationError("a rating is 0 to 5 stars in halves (0, 0.5, 1, … 5), not \(stars)")
+        }
+        if clear, stars != nil { throw ValidationError("give STARS or --clear, not both") }
+    }
+
+    func run() async throws {
+        let client = try await LibraryClient.connectToRunningDaemon()
+        if clear { try await client.setRating(uri: "", stars: -1) } else if let stars { try await client.setRating(uri: "", stars: stars) }
+        let stats = try await client.trackStats(uri: "")
+        if output.json {
+            Output.line(JSONValue.object([
+                ("rating", .number(stats["rating"]?.doubleValue)), ("plays", .integer(stats["playCount"]?.int64Value)),
+                ("skips", .integer(stats["skipCount"]?.int64Value)), ("firstPlayed", .integer(stats["firstPlayed"]?.int64Value)),
+                ("lastPlayed", .integer(stats["lastPlayed"]?.int64Value)),
+            ]).serialized)
+            return
+        }
+        let rating = stats["rating"]?.doubleValue.map { HistoryFormat.stars($0) } ?? "not rated"
+        var line = "\(rating); played \(stats["playCount"]?.int64Value ?? 0), skipped \(stats["skipCount"]?.int64Value ?? 0)"
+        if let last = stats["lastPlayed"]?.int64Value { line += "; last \(HistoryFormat.date(last))" }
+        Output.line(line)
+    }
+}
+
+/// `tonearm history`: the listens that counted, newest first.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List what was listened to, newest first.",
+        discussion: """
+            A listen counts once half the track or 4 minutes of it was heard (ListenBrainz's rule); seeking and \
+            pausing do not break it, a live stream counts per song. One line per listen: when, artist — title, \
+            album. --since takes a date (2026-11-01) or a date and time (2026-11-01T18:00); --json prints an \
+            array of objects with uri, title, artists, album, startedAt (Unix seconds) and heard (seconds).
+            """
+    )
+
+    @Option(help: "Only listens from this date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM, local time) on.")
+    var since: String?
+
+    @Option(help: "At most this many (default 100).")
+    var limit: UInt32 = 100
+
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        var from: Int64 = 0
+        if let since {
+            guard let date = HistoryFormat.parse(since) else {
+                throw ValidationError("--since takes a date such as 2026-11-01 or 2026-11-01T18:00, not \(since)")
+            }
+            from = Int64(date.timeIntervalSince1970)
+        }
+        let listens = try await LibraryClient.connectToRunningDaemon().history(since: from, limit: limit)
+        if output.json {
+            Output.line(JSONValue.array(listens.map { l in
+                .object([("uri", .string(l["uri"]?.stringValue)), ("title", .string(l["title"]?.stringValue)),
+                         ("artists", .array((l["artists"]?.arrayValue ?? []).compactMap(\.stringValue).map(JSONValue.string))),
+                         ("album", .string(l["album"]?.stringValue)), ("startedAt", .integer(l["startedAt"]?.int64Value)),
+                         ("heard", .number(l["heard"]?.doubleValue))])
+            }).serialized)
+            return
+        }
+        if listens.isEmpty { Output.error("nothing listened to" + (since.map { " since \($0)" } ?? "")) }
+        for l in listens {
+            let artists = (l["artists"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            let title = l["title"]?.stringValue ?? l["uri"]?.stringValue ?? ""
+            let album = l["album"]?.stringValue.map { "  (\($0))" } ?? ""
+            Output.line("\(HistoryFormat.date(l["startedAt"]?.int64Value ?? 0))  \(artists.isEmpty ? "" : artists + " — ")\(title)\(album)")
+        }
+    }
+}
+
+enum HistoryFormat {
+    /// "★★★½" style.
+    static func stars(_ value: Double) -> String {
+        let halves = Int((value * 2).rounded())
+        return String(repeating: "★", count: halves / 2) + (halves % 2 == 1 ? "½" : "") + " (\(value) stars)"
+    }
+
+    static func date(_ seconds: Int64) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd HH:mm"
+        return f.string(from: Date(timeIntervalSince1970: Double(seconds)))
+    }
+
+    /// A local date or date and time.
+    static func parse(_ text: String) -> Date? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        for format in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
+            f.dateFormat = format
+            if let date = f.date(from: text) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,80 @@
+import DBus
+import DaemonHarness
+import Foundation
+import TestSupport
+import Testing
+
+/// Listening history through the real daemon: what counts, what is a skip, what MPRIS shows, and what survives a
+/// kill -9 and a renamed file (the library index, a real SQLite file).
+@Suite struct HistoryTests {
+    static let library = "org.tonearm.Library1"
+
+    func stats(_ d: Daemon, _ path: String) async throws -> [String: DBusValue] {
+        let reply = try await d.call(Self.library, "TrackStats", [.string(Daemon.uri(path))])
+        return (reply.first?.unwrapped.vardictValue ?? [:]).mapValues(\.unwrapped)
+    }
+
+    func plays(_ d: Daemon, _ path: String) async throws -> Int64 { try await stats(d, path)["playCount"]?.int64Value ?? -1 }
+
+    @Test func aTrackPlayedThroughCountsOnceAndShowsInMPRIS() async throws {
+        let d = try Daemon()
+        let a = try d.sine("first.wav", seconds: 2), b = try d.sine("second.wav", seconds: 2, frequency: 660)
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([a, b])
+        try await d.waitForTheEnd("both played", after: changes)
+        try await d.waitFor("both counted") {
+            let (x, y) = (try await plays(d, a), try await plays(d, b))
+            return x == 1 && y == 1
+        }
+        let s = try await stats(d, b)
+        #expect(s["skipCount"]?.int64Value == 0)
+        #expect(s["firstPlayed"]?.int64Value != nil && s["lastPlayed"]?.int64Value != nil)
+        // MPRIS Metadata of the track that counted carries the history (the last one stays current at the end).
+        try await d.waitFor("xesam:useCount in MPRIS") { try await d.metadata()["xesam:useCount"]?.int64Value == 1 }
+        #expect(try await d.metadata()["xesam:lastUsed"]?.stringValue?.hasSuffix("Z") == true)
+        // The history lists both, newest first.
+        let listens = try await d.call(Self.library, "History", [.int64(0), .uint32(0)]).first?.arrayValue ?? []
+        let uris = listens.compactMap { $0.unwrapped.vardictValue?["uri"]?.unwrapped.stringValue }
+        #expect(uris == [Daemon.uri(b), Daemon.uri(a)])
+        let json = try await d.tonearm("history", "--json")
+        #expect(json.status == 0 && json.out.contains("second.wav"), "\(json.out)")
+    }
+
+    @Test func nextBeforeHalfIsASkipAndARatingShowsAtOnce() async throws {
+        let d = try Daemon()
+        let a = try d.sine("long.wav", seconds: 30), b = try d.sine("next.wav", seconds: 30, frequency: 660)
+        try await d.start([a, b])
+        _ = try await d.playerctl("play")
+        try await d.waitFor("playing half a second") {
+            let playing = try await d.status() == "Playing"
+            let position = try await d.position()
+            return playing && position > 500_000
+        }
+        _ = try await d.playerctl("next")
+        try await d.waitFor("the skip counted") { try await stats(d, a)["skipCount"]?.int64Value == 1 }
+        #expect(try await plays(d, a) == 0)
+        // A rating of the current track, from the CLI: in MPRIS Metadata at once, half stars as xesam's 0…1.
+        let rated = try await d.tonearm("rate", "3.5")
+        #expect(rated.status == 0 && rated.out.contains("3.5 stars"), "\(rated.out)")
+        try await d.waitFor("xesam:userRating") { try await d.metadata()["xesam:userRating"]?.doubleValue == 0.7 }
+        #expect(try await stats(d, b)["rating"]?.doubleValue == 3.5)
+        let bad = try await d.tonearm("rate", "6")
+        #expect(bad.status != 0)
+        _ = try await d.call(Self.library, "SetRating", [.string(""), .double(-1)])
+        try await d.waitFor("the rating cleared") { try await d.metadata()["xesam:userRating"] == nil }
+    }
+
+    @Test func aListenSurvivesKill9AndTheFileBeingRenamed() async throws {
+        let d = try Daemon()
+        let a = try d.sine("song.wav", seconds: 2)
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([a])
+        try await d.waitForTheEnd("played", after: changes)
+        try await d.waitFor("counted") { d.log.contains("listened to") }
+        await d.kill9()
+        let moved = d.media.file("renamed.wav")
+        try FileManager.default.moveItem(atPath: a, toPath: moved.path)
+        try await d.start([moved.path])
+        #expect(try await plays(d, moved.path) == 1)
+    }
+}
