@@ -139,7 +139,7 @@ public final class CommandExecutor: Sendable {
         case "channels", "readmessages", "listneighbors": break
         case "listmounts": r.line("mount", "")
         case "subscribe", "unsubscribe", "sendmessage": throw .notSupported("client-to-client messaging")
-        case "sticker", "stickernames", "stickertypes": throw .notSupported("the sticker database")
+        case "sticker", "stickernames", "stickertypes": try await stickerCommand(name, a, &r)
         // ReplayGain: mpd's modes are Tonearm's (off, track, album, auto), shared with Player1.ReplayGainMode.
         case "replay_gain_status":
             try count(name, a, 0...0)
@@ -215,7 +215,7 @@ public final class CommandExecutor: Sendable {
         "add", "addid", "delete", "deleteid", "move", "moveid", "clear", "shuffle", "swap", "swapid",
         "playlistinfo", "playlistid", "plchanges", "plchangesposid", "playlistfind", "playlistsearch",
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
-        "update", "rescan", "albumart", "readpicture",
+        "update", "rescan", "albumart", "readpicture", "sticker", "stickernames", "stickertypes",
         "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd", "playlistclear",
         "playlistdelete", "playlistmove", "searchaddpl", "findaddpl", "outputs", "enableoutput", "disableoutput", "toggleoutput",
         "command_list_begin", "command_list_ok_begin", "command_list_end",

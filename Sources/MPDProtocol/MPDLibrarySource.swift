@@ -1,9 +1,9 @@
 import Foundation
 import TonearmCore
 
-/// A music library as the MPD face sees it; the daemon conforms the library plugin to it (this module names no
+/// A music library as the MPD face sees it, with its listening history (the sticker database); the daemon conforms the library plugin to it (this module names no
 /// plugin).
-public protocol MPDLibrarySource: Sendable {
+public protocol MPDLibrarySource: ListeningHistory {
     /// The music folders; songs are named by their path inside one of them.
     var folders: [URL] { get }
     /// Whether a scan is running.

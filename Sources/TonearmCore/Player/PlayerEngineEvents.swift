@@ -35,8 +35,9 @@ extension Player {
             scheduleSave()
         case .stateChanged, .playingOn:
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
-            // the pipeline really moves or stops.
+            // the pipeline really moves or stops; so does the time a listen has been heard.
             channel.publish(position: makeBasis())
+            observeListening()
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
             // Over the network the pipeline's duration can be a guess from the first pages' bitrate (an Ogg over HTTP
