@@ -70,6 +70,37 @@ extension LocalLibrary: ListeningHistory {
         }
     }
 
+    public func ranked(_ ranking: HistoryRanking, limit: Int) async throws -> [(track: LibraryTrack, stats: TrackStats)] {
+        let condition: String, order: String
+        var arguments: StatementArguments = []
+        switch ranking {
+        case .top:
+            condition = "h.play_count > 0"
+            order = "h.play_count DESC, h.last_played DESC"
+        case .recent:
+            condition = "h.last_played IS NOT NULL"
+            order = "h.last_played DESC"
+        case .forgotten:
+            condition = "(h.play_count > 0 OR h.rating >= 7) AND (h.last_played IS NULL OR h.last_played < ?)"
+            order = "COALESCE(h.rating, -1) DESC, h.play_count DESC, h.last_played ASC"
+            arguments = [Date().timeIntervalSince1970 - HistoryRanking.forgottenAfter]
+        }
+        _ = arguments.append(contentsOf: [max(0, limit)])
+        let bound = arguments
+        let columns = Index.trackColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(columns), h.play_count, h.skip_count, h.first_played, h.last_played, h.rating
+                FROM tracks t JOIN history h ON h.uri = t.uri WHERE \(condition) ORDER BY \(order) LIMIT ?
+                """, arguments: bound).map { row in
+                let first: Double? = row["first_played"], last: Double? = row["last_played"]
+                return (Index.track(row), TrackStats(playCount: row["play_count"], skipCount: row["skip_count"],
+                                                     firstPlayed: first.map(Date.init(timeIntervalSince1970:)),
+                                                     lastPlayed: last.map(Date.init(timeIntervalSince1970:)), rating: row["rating"]))
+            }
+        }
+    }
+
     static func stats(_ db: Database, key: String) throws -> TrackStats? {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM history WHERE key = ?", arguments: [key]) else { return nil }
         let first: Double? = row["first_played"], last: Double? = row["last_played"]

@@ -260,6 +260,14 @@ public enum InterfaceXML {
       <arg name="Limit" type="u" direction="in"/>
       <arg name="Listens" type="aa{sv}" direction="out"/>
     </method>
+    <!-- Library tracks by what the history knows: Kind "top" (most played), "recent" (last played) or "forgotten"
+         (played or rated 3.5 stars and up, unheard for 90 days); at most Limit (0: 100). Track keys as in
+         AlbumTracks, plus playCount u, lastPlayed x (Unix seconds) and rating d (stars), when known. -->
+    <method name="Ranked">
+      <arg name="Kind" type="s" direction="in"/>
+      <arg name="Limit" type="u" direction="in"/>
+      <arg name="Tracks" type="aa{sv}" direction="out"/>
+    </method>
     <signal name="ScanProgress">
       <arg name="Done" type="u"/>
       <arg name="Total" type="u"/>

@@ -32,13 +32,13 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
             case "AlbumTracks":
                 let artist = a[1].stringValue ?? ""
                 let tracks = try await library.tracks(album: a[0].stringValue ?? "", albumArtist: artist.isEmpty ? nil : artist)
-                return [.array(element: "a{sv}", tracks.map(Self.encode))]
+                return [.array(element: "a{sv}", tracks.map { Self.encode($0) })]
             case "Search":
                 let limit = Int(a[2].int64Value ?? 0)
                 let tracks = try await library.search(query: a[0].stringValue ?? "", offset: Int(a[1].int64Value ?? 0), limit: limit == 0 ? 100 : min(limit, 10_000))
-                return [.array(element: "a{sv}", tracks.map(Self.encode))]
+                return [.array(element: "a{sv}", tracks.map { Self.encode($0) })]
             case "RandomTrack":
-                return [try await library.randomTrack().map(Self.encode) ?? .vardict([:])]
+                return [try await library.randomTrack().map { Self.encode($0) } ?? .vardict([:])]
             case "Scan":
                 // The answer comes as ScanProgress/ScanFinished signals; a long scan must not time the call out.
                 Task { try? await library.rescan() }
@@ -60,6 +60,14 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
             case "TrackStats":
                 let stats = try await library.stats(uri: try await trackURI(a[0].stringValue ?? ""))
                 return [Self.encode(stats ?? TrackStats())]
+            case "Ranked":
+                let kind = a[0].stringValue ?? ""
+                guard let ranking = HistoryRanking(rawValue: kind) else {
+                    throw TonearmError.invalidValue("Kind must be top, recent or forgotten, not \(kind)")
+                }
+                let limit = Int(a[1].int64Value ?? 0)
+                let ranked = try await library.ranked(ranking, limit: limit == 0 ? 100 : min(limit, 10_000))
+                return [.array(element: "a{sv}", ranked.map { Self.encode($0.track, stats: $0.stats) })]
             case "History":
                 let since = a[0].int64Value ?? 0
                 let limit = Int(a[1].int64Value ?? 0)
@@ -132,7 +140,7 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
         return .vardict(d)
     }
 
-    static func encode(_ t: LibraryTrack) -> DBusValue {
+    static func encode(_ t: LibraryTrack, stats: TrackStats? = nil) -> DBusValue {
         var d: [String: DBusValue] = [
             "path": .string(t.path), "uri": .string(t.uri), "title": .string(t.title), "artist": .string(t.artist),
             "album": .string(t.album), "albumArtist": .string(t.albumArtist), "duration": .double(t.duration),
@@ -142,6 +150,11 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
         if let n = t.trackNumber { d["trackNumber"] = .int32(Int32(clamping: n)) }
         if let n = t.discNumber { d["discNumber"] = .int32(Int32(clamping: n)) }
         if let art = t.artUrl { d["artUrl"] = .string(art) }
+        if let stats {
+            d["playCount"] = .uint32(UInt32(clamping: stats.playCount))
+            if let last = stats.lastPlayed { d["lastPlayed"] = .int64(Int64(last.timeIntervalSince1970)) }
+            if let rating = stats.rating { d["rating"] = .double(Double(rating) / 2) }
+        }
         return .vardict(d)
     }
 

@@ -121,3 +121,62 @@ enum HistoryFormat {
         return nil
     }
 }
+
+/// `tonearm library top|recent|forgotten`: library tracks ranked by the listening history.
+enum Ranked {
+    static let top: any AsyncParsableCommand.Type = Top.self
+    static let recent: any AsyncParsableCommand.Type = Recent.self
+    static let forgotten: any AsyncParsableCommand.Type = Forgotten.self
+
+    struct Options: ParsableArguments {
+        @Option(help: "At most this many (default 20).")
+        var limit: UInt32 = 20
+
+        @OptionGroup var output: JSONOption
+
+        func run(_ kind: String) async throws {
+            let ranked = try await LibraryClient.connectToRunningDaemon().ranked(kind, limit: limit)
+            if output.json {
+                Output.line(JSONValue.array(ranked.map { track, fields in
+                    guard case .object(var pairs) = LibraryFormat.json(track) else { return LibraryFormat.json(track) }
+                    pairs += [("plays", .integer(fields["playCount"]?.unwrapped.int64Value)),
+                              ("lastPlayed", .integer(fields["lastPlayed"]?.unwrapped.int64Value)),
+                              ("rating", .number(fields["rating"]?.unwrapped.doubleValue))]
+                    return .object(pairs)
+                }).serialized)
+                return
+            }
+            if ranked.isEmpty { Output.error("nothing yet: the history fills as you listen") }
+            for (track, fields) in ranked {
+                let plays = fields["playCount"]?.unwrapped.int64Value ?? 0
+                let last = fields["lastPlayed"]?.unwrapped.int64Value.map(HistoryFormat.date) ?? "never"
+                let rating = fields["rating"]?.unwrapped.doubleValue.map { " " + HistoryFormat.stars($0) } ?? ""
+                Output.line("\(plays)×  \(last)  \(LibraryFormat.row(track).filter { !$0.isEmpty }.joined(separator: "  "))\(rating)")
+            }
+        }
+    }
+
+    struct Top: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "top", abstract: "The most played library tracks.",
+            discussion: "One line per track: plays, last played, artist — title, album, time (and its rating). --json adds plays, lastPlayed and rating to the track keys.")
+        @OptionGroup var options: Options
+        func run() async throws { try await options.run("top") }
+    }
+
+    struct Recent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "recent", abstract: "The library tracks played last.",
+            discussion: "As `tonearm library top`, newest first.")
+        @OptionGroup var options: Options
+        func run() async throws { try await options.run("recent") }
+    }
+
+    struct Forgotten: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "forgotten", abstract: "Tracks you played or rated well and have not heard for 90 days.",
+            discussion: "As `tonearm library top`: best rated first, then most played, then longest unheard.")
+        @OptionGroup var options: Options
+        func run() async throws { try await options.run("forgotten") }
+    }
+}

@@ -13,6 +13,7 @@ struct Library: AsyncParsableCommand {
             """,
         subcommands: [
             Artists.self, Albums.self, Tracks.self, Search.self, Random.self, Scan.self, Failures.self, Loudness.self,
+            Ranked.top, Ranked.recent, Ranked.forgotten,
         ]
     )
 }

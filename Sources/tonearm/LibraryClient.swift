@@ -168,6 +168,11 @@ struct LibraryClient: Sendable {
         return stats.mapValues(\.unwrapped)
     }
 
+    /// Library tracks ranked by the history ("top", "recent", "forgotten"), each with its figures.
+    func ranked(_ kind: String, limit: UInt32) async throws -> [(track: LibraryTrack, fields: [String: DBusValue])] {
+        try records(try await call("Ranked", [.string(kind), .uint32(limit)])).map { (LibraryTrack($0), $0) }
+    }
+
     /// Listens since `since` (Unix seconds, 0: all), newest first.
     func history(since: Int64, limit: UInt32) async throws -> [[String: DBusValue]] {
         try records(try await call("History", [.int64(since), .uint32(limit)]))

@@ -77,4 +77,37 @@ import Testing
         try await d.start([moved.path])
         #expect(try await plays(d, moved.path) == 1)
     }
+
+    @Test func theLibraryRanksWhatWasPlayed() async throws {
+        let d = try Daemon()
+        let folder = d.home.file("Music")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var paths: [String] = []
+        for (i, name) in ["often.wav", "once.wav", "rated.wav"].enumerated() {
+            let url = folder.appendingPathComponent(name)
+            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 1, sampleRate: 11025, channels: 1).write(to: url)
+            paths.append(url.path)
+        }
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([paths[0], paths[1], paths[0]])
+        try await d.waitFor("the library scan") {
+            let found = try await d.call(Self.library, "Search", [.string("path^/"), .uint32(0), .uint32(100)]).first?.arrayValue ?? []
+            return found.count == 3
+        }
+        try await d.waitForTheEnd("all three played", after: changes)
+        try await d.waitFor("the plays counted") {
+            let (often, once) = (try await plays(d, paths[0]), try await plays(d, paths[1]))
+            return often == 2 && once == 1
+        }
+        _ = try await d.call(Self.library, "SetRating", [.string(Daemon.uri(paths[2])), .double(4)])
+        let top = try await d.tonearm("library", "top", "--json")
+        let topNames = top.out.components(separatedBy: "\"path\":").dropFirst().map { $0.contains("often.wav") ? "often" : $0.contains("once.wav") ? "once" : "?" }
+        #expect(topNames.prefix(2) == ["often", "once"], "\(top.out)")
+        #expect(top.out.contains("\"plays\":2"), "\(top.out)")
+        let recent = try await d.tonearm("library", "recent")
+        #expect(recent.out.split(separator: "\n").first?.contains("often") == true, "\(recent.out)")
+        // Rated well and never heard: forgotten.
+        let forgotten = try await d.tonearm("library", "forgotten")
+        #expect(forgotten.out.contains("rated") && !forgotten.out.contains("once"), "\(forgotten.out)")
+    }
 }

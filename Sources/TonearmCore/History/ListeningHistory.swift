@@ -57,3 +57,16 @@ public protocol ListeningHistory: Sendable {
     /// Listens from `since` on (all when nil), newest first, at most `limit`.
     func listens(since: Date?, limit: Int) async throws -> [Listen]
 }
+
+/// Library tracks ordered by what the history knows of them.
+public enum HistoryRanking: String, Sendable, CaseIterable {
+    /// Most played first.
+    case top
+    /// Last played first.
+    case recent
+    /// Loved once (played or rated 3.5 stars or more) and not heard for `forgottenAfter`, best rated first.
+    case forgotten
+
+    /// How long a track must have gone unheard to be forgotten.
+    public static let forgottenAfter: TimeInterval = 90 * 86_400
+}

@@ -24,6 +24,8 @@ public protocol LibraryAPI: ListeningHistory {
     func tracks(album: String, albumArtist: String?) async throws -> [LibraryTrack]
     /// Tracks matching a query in the library's search syntax, a page at a time.
     func search(query: String, offset: Int, limit: Int) async throws -> [LibraryTrack]
+    /// Library tracks by what the history knows of them, each with its stats, at most `limit`.
+    func ranked(_ ranking: HistoryRanking, limit: Int) async throws -> [(track: LibraryTrack, stats: TrackStats)]
     /// One track at random, nil when the library is empty.
     func randomTrack() async throws -> LibraryTrack?
     /// Files and folders that could not be indexed.
