@@ -101,6 +101,33 @@ extension LocalLibrary: ListeningHistory {
         }
     }
 
+    public func todaysPick(day: String) async throws -> LibraryTrack? {
+        guard let start = Self.dayStart(day) else { throw TonearmError.invalidValue("a day is written 2026-11-27, not \(day)") }
+        let heardBefore = start.timeIntervalSince1970 - TodaysPick.unheardFor
+        let columns = Index.trackColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        return try await database.read { db in
+            // Heard before the day began, not during it: the pick stays the same all day, even once it is played.
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(columns), h.rating, h.last_played FROM tracks t LEFT JOIN history h ON h.uri = t.uri
+                WHERE h.last_played IS NULL OR h.last_played < ? OR h.last_played >= ? ORDER BY t.uri
+                """, arguments: [heardBefore, start.timeIntervalSince1970])
+            let choices = rows.map { row -> (LibraryTrack, Int?) in (Index.track(row), row["rating"]) }
+            if let pick = TodaysPick.choose(choices, day: day) { return pick }
+            // Everything was heard lately: the one heard longest ago.
+            return try Row.fetchOne(db, sql: """
+                SELECT \(columns) FROM tracks t JOIN history h ON h.uri = t.uri ORDER BY h.last_played ASC LIMIT 1
+                """).map(Index.track)
+        }
+    }
+
+    /// Midnight, local time, of a day written yyyy-MM-dd.
+    static func dayStart(_ day: String) -> Date? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd"
+        return f.date(from: day)
+    }
+
     static func stats(_ db: Database, key: String) throws -> TrackStats? {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM history WHERE key = ?", arguments: [key]) else { return nil }
         let first: Double? = row["first_played"], last: Double? = row["last_played"]

@@ -222,6 +222,12 @@ public enum InterfaceXML {
     <method name="RandomTrack">
       <arg name="Track" type="a{sv}" direction="out"/>
     </method>
+    <!-- Today's pick: one track for Day (yyyy-MM-dd; "" for today), the same all day, never one heard in the 30 days
+         before it, weighted by rating (an empty map when the library is empty). -->
+    <method name="TodaysPick">
+      <arg name="Day" type="s" direction="in"/>
+      <arg name="Track" type="a{sv}" direction="out"/>
+    </method>
     <!-- Starts a rescan of the folders; progress and the result come as signals. -->
     <method name="Scan"/>
     <!-- Files that could not be read, with the reason. -->

@@ -39,6 +39,9 @@ struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
                 return [.array(element: "a{sv}", tracks.map { Self.encode($0) })]
             case "RandomTrack":
                 return [try await library.randomTrack().map { Self.encode($0) } ?? .vardict([:])]
+            case "TodaysPick":
+                let day = a[0].stringValue ?? ""
+                return [try await library.todaysPick(day: day.isEmpty ? TodaysPick.today() : day).map { Self.encode($0) } ?? .vardict([:])]
             case "Scan":
                 // The answer comes as ScanProgress/ScanFinished signals; a long scan must not time the call out.
                 Task { try? await library.rescan() }

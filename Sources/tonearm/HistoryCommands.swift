@@ -180,3 +180,38 @@ enum Ranked {
         func run() async throws { try await options.run("forgotten") }
     }
 }
+
+/// `tonearm pick`: plays today's pick.
+struct Pick: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play today's pick: one track from the library, the same all day.",
+        discussion: """
+            The pick is never a track heard in the 30 days before today and favours what you rated well (an unrated \
+            track counts as 2.5 stars). By default it plays now, replacing the queue; --enqueue appends it, --show \
+            only prints it. --day YYYY-MM-DD shows another day's pick.
+            """
+    )
+
+    @Flag(help: "Append it to the queue instead of playing it now.")
+    var enqueue = false
+
+    @Flag(help: "Only print it.")
+    var show = false
+
+    @Option(help: "Another day's pick (YYYY-MM-DD).")
+    var day: String?
+
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let client = try await LibraryClient.connectToRunningDaemon()
+        guard let track = try await client.todaysPick(day: day ?? "") else { throw CLIFailure.refused("the library is empty: nothing to pick") }
+        if !show { _ = try await LibraryFormat.queue([track], enqueue ? .enqueue : .play, on: client) }
+        if output.json {
+            Output.line(LibraryFormat.json(track).serialized)
+            return
+        }
+        let line = LibraryFormat.row(track).filter { !$0.isEmpty }.joined(separator: "  ")
+        Output.line((show ? "" : enqueue ? "enqueued: " : "playing: ") + line)
+    }
+}

@@ -67,6 +67,13 @@ struct LibraryClient: Sendable {
         return dictionary.isEmpty ? nil : LibraryTrack(dictionary)
     }
 
+    /// Today's pick (or `day`'s), nil when the library is empty.
+    func todaysPick(day: String = "") async throws -> LibraryTrack? {
+        let reply = try await call("TodaysPick", [.string(day)])
+        guard let dictionary = reply.first?.unwrapped.vardictValue else { throw unexpected("TodaysPick", reply) }
+        return dictionary.isEmpty ? nil : LibraryTrack(dictionary)
+    }
+
     /// Starts a rescan; progress and the result come as signals (see `scanEvents()`).
     func scan() async throws {
         try await call("Scan")

@@ -110,4 +110,46 @@ import Testing
         let forgotten = try await d.tonearm("library", "forgotten")
         #expect(forgotten.out.contains("rated") && !forgotten.out.contains("once"), "\(forgotten.out)")
     }
+
+    @Test func todaysPickIsStableAndSkipsWhatWasHeardLately() async throws {
+        let d = try Daemon()
+        let folder = d.home.file("Music")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var paths: [String] = []
+        for (i, name) in ["a.wav", "b.wav", "c.wav"].enumerated() {
+            let url = folder.appendingPathComponent(name)
+            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 1, sampleRate: 11025, channels: 1).write(to: url)
+            paths.append(url.path)
+        }
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([paths[0], paths[1]])
+        try await d.waitFor("the library scan") {
+            let found = try await d.call(Self.library, "Search", [.string("path^/"), .uint32(0), .uint32(100)]).first?.arrayValue ?? []
+            return found.count == 3
+        }
+        try await d.waitForTheEnd("a and b played", after: changes)
+        try await d.waitFor("a and b counted") {
+            let (a, b) = (try await plays(d, paths[0]), try await plays(d, paths[1]))
+            return a == 1 && b == 1
+        }
+        func pick(_ day: String) async throws -> String {
+            let reply = try await d.call(Self.library, "TodaysPick", [.string(day)])
+            return reply.first?.unwrapped.vardictValue?["path"]?.unwrapped.stringValue ?? ""
+        }
+        // Tomorrow, a and b were heard within the 30 days before it: only c can be picked, every time.
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd"
+        let tomorrow = f.string(from: Date().addingTimeInterval(86_400))
+        #expect(try await pick(tomorrow) == paths[2])
+        #expect(try await pick(tomorrow) == paths[2])
+        // Today, what was heard today still counts as unheard (the pick stays the same all day), and asking twice
+        // gives the same track; the CLI plays it.
+        let today = try await pick("")
+        #expect(paths.contains(today))
+        #expect(try await pick("") == today)
+        let played = try await d.tonearm("pick")
+        #expect(played.status == 0 && played.out.hasPrefix("playing: "), "\(played.out)")
+        try await d.waitFor("the pick playing") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(today) }
+    }
 }

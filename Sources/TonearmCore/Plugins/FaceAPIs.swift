@@ -26,6 +26,9 @@ public protocol LibraryAPI: ListeningHistory {
     func search(query: String, offset: Int, limit: Int) async throws -> [LibraryTrack]
     /// Library tracks by what the history knows of them, each with its stats, at most `limit`.
     func ranked(_ ranking: HistoryRanking, limit: Int) async throws -> [(track: LibraryTrack, stats: TrackStats)]
+    /// Today's pick for `day` (yyyy-MM-dd): stable for the day, never heard in the 30 days before it, weighted by
+    /// rating; nil when the library is empty.
+    func todaysPick(day: String) async throws -> LibraryTrack?
     /// One track at random, nil when the library is empty.
     func randomTrack() async throws -> LibraryTrack?
     /// Files and folders that could not be indexed.
