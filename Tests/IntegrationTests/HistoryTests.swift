@@ -42,7 +42,8 @@ import Testing
 
     @Test func nextBeforeHalfIsASkipAndARatingShowsAtOnce() async throws {
         let d = try Daemon()
-        let a = try d.sine("long.wav", seconds: 30), b = try d.sine("next.wav", seconds: 30, frequency: 660)
+        // Long enough (200 s must be heard to count) that a loaded machine's pauses never make the Next come too late.
+        let a = try d.sine("long.wav", seconds: 400), b = try d.sine("next.wav", seconds: 400, frequency: 660)
         try await d.start([a, b])
         _ = try await d.playerctl("play")
         try await d.waitFor("playing half a second") {
