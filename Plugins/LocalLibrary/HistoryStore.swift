@@ -4,7 +4,7 @@ import TonearmCore
 
 /// The listening history in the library index: a row of counts and rating per track, and a row per listen. Each write
 /// is one transaction of its own, so a kill -9 loses at most the listen under way.
-extension LocalLibrary: ListeningHistory {
+extension LocalLibrary: ListeningHistory, QueueContinuation {
     /// The history key of a URI: a local file's content (so it survives a move or a rename), else the URI (with the
     /// title, for a live stream's song).
     static func historyKey(uri: String, title: String? = nil, live: Bool = false) -> String {
@@ -118,6 +118,35 @@ extension LocalLibrary: ListeningHistory {
                 SELECT \(columns) FROM tracks t JOIN history h ON h.uri = t.uri ORDER BY h.last_played ASC LIMIT 1
                 """).map(Index.track)
         }
+    }
+
+    /// A track sharing the artist, album artist, genre or decade of the recent ones (the newest weighs most), not heard
+    /// in the last week; any such track when none is alike; nil when the library has nothing left.
+    public func continuation(after recent: [TrackMetadata], excluding: Set<String>) async throws -> String? {
+        let weekAgo = Date().timeIntervalSince1970 - 7 * 86_400
+        let rows = try await database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT t.uri, t.artist, t.album_artist, t.genre, t.year FROM tracks t LEFT JOIN history h ON h.uri = t.uri
+                WHERE h.last_played IS NULL OR h.last_played < ?
+                """, arguments: [weekAgo])
+        }
+        var best: (score: Int, uris: [String]) = (0, [])
+        for row in rows {
+            let uri: String = row["uri"]
+            guard !excluding.contains(uri) else { continue }
+            let artist: String = row["artist"], albumArtist: String = row["album_artist"]
+            let genre: String? = row["genre"], year: Int? = row["year"]
+            var score = 1
+            for (age, m) in recent.enumerated() {
+                let weight = recent.count - age
+                if !artist.isEmpty, m.artists.contains(artist) { score += 4 * weight }
+                if !albumArtist.isEmpty, m.albumArtists.contains(albumArtist) { score += 3 * weight }
+                if let genre, !genre.isEmpty, m.genres.contains(genre) { score += 2 * weight }
+                if let year, let other = m.year, year / 10 == other / 10 { score += weight }
+            }
+            if score > best.score { best = (score, [uri]) } else if score == best.score { best.uris.append(uri) }
+        }
+        return best.uris.randomElement()
     }
 
     /// Midnight, local time, of a day written yyyy-MM-dd.

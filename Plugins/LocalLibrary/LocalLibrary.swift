@@ -336,6 +336,7 @@ public final class LocalLibrary: SourcePlugin {
         out.trackNumber = tags.trackNumber ?? out.trackNumber
         out.discNumber = tags.discNumber ?? out.discNumber
         if let genre = tags.genre { out.genres = [genre] }
+        out.year = tags.year ?? out.year
         out.length = Int64((tags.duration * 1_000_000).rounded())
         if let picture = tags.picture, let art = try? artCache.store(picture) { out.artUrl = art.absoluteString }
         out.loudness = tags.loudness ?? out.loudness

@@ -119,6 +119,7 @@ final class EventForwarder: Sendable {
     private struct Sent {
         var properties: [String: DBusValue] = [:]
         var tracks: [TrackID]?
+        var continueMode = ContinueMode.off
     }
     private let sent = Mutex(Sent())
 
@@ -145,6 +146,10 @@ final class EventForwarder: Sendable {
             }
             if !changed.isEmpty {
                 connection.emitPropertiesChanged(path: path, interface: MPRISService.playerInterface, changed: changed)
+            }
+            let mode = snapshot.continueMode
+            if sent.withLock({ sent in defer { sent.continueMode = mode }; return sent.continueMode != mode }) {
+                connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name, changed: ["Continue": .string(mode.rawValue)])
             }
             if tracksChanged {
                 connection.emitPropertiesChanged(path: path, interface: MPRISService.trackListInterface, changed: [:], invalidated: ["Tracks"])

@@ -60,6 +60,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         switch property {
         case "TickInterval": return .int64(Self.microseconds(s.tickInterval))
         case "ReplayGainMode": return .string(s.replayGainMode.rawValue)
+        case "Continue": return .string(s.continueMode.rawValue)
         case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
         case "Buffering": return .int32(Int32(s.buffering))
         case "Outputs":
@@ -83,6 +84,11 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
+        case "Continue":
+            guard let text = value.stringValue, let mode = ContinueMode(rawValue: text) else {
+                throw TonearmError.invalidValue("Continue is off or similar").dbus
+            }
+            try await bridged { try await player.setContinueMode(mode) }
         case "Output":
             guard let name = value.stringValue else { throw DBusError.invalidArgs("Output is the name of an output (see Outputs)") }
             try await bridged { try await player.setOutput(name) }

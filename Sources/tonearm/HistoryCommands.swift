@@ -215,3 +215,29 @@ struct Pick: AsyncParsableCommand {
         Output.line((show ? "" : enqueue ? "enqueued: " : "playing: ") + line)
     }
 }
+
+/// `tonearm continue [off|similar]`: whether the queue is kept from running dry.
+struct ContinueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "continue",
+        abstract: "Print or set what keeps the queue from running dry.",
+        discussion: """
+            similar: as the last track starts, a library track like the last ones heard (same artist, album artist, \
+            genre or decade), not heard for a week, is added at the end, so it follows gaplessly. off: the queue \
+            stops at its end. Lasts until the daemon restarts.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("off or similar.", valueName: "mode"))
+    var mode: String?
+
+    func validate() throws {
+        if let mode, !["off", "similar"].contains(mode) { throw ValidationError("'\(mode)' is not a mode: use off or similar") }
+    }
+
+    func run() async throws {
+        let client = try await PlayerClient.connectToRunningDaemon()
+        if let mode { try await client.setTonearmProperty("Continue", .string(mode)) }
+        Output.line(try await client.tonearmProperty("Continue").looseString ?? "?")
+    }
+}

@@ -23,7 +23,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self, ReplayGain.self, OutputCommand.self]),
             CommandGroup(name: "Information", subcommands: [Status.self, WaveformCommand.self, LyricsCommand.self, WebCommand.self]),
             CommandGroup(name: "Queue", subcommands: [Queue.self, Playlist.self]),
-            CommandGroup(name: "Library", subcommands: [Library.self, Browse.self, Rate.self, HistoryCommand.self, Pick.self]),
+            CommandGroup(name: "Library", subcommands: [Library.self, Browse.self, Rate.self, HistoryCommand.self, Pick.self, ContinueCommand.self]),
             CommandGroup(name: "MIDI", subcommands: [MIDI.self]),
             CommandGroup(name: "Sharing", subcommands: [Open.self, Export.self, Shares.self]),
             CommandGroup(name: "Setup", subcommands: [ConfigCommand.self, Doctor.self, Completions.self, Manual.self]),

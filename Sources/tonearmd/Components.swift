@@ -79,7 +79,7 @@ struct Components {
                         stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                         lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
                         reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
-                        configuredOutput: settings.outputs.start, history: library)
+                        configuredOutput: settings.outputs.start, history: library, continuation: library)
         shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                 logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)

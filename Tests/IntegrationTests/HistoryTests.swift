@@ -153,4 +153,37 @@ import Testing
         #expect(played.status == 0 && played.out.hasPrefix("playing: "), "\(played.out)")
         try await d.waitFor("the pick playing") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(today) }
     }
+
+    @Test func aQueueSetToContinueNeverRunsDry() async throws {
+        let d = try Daemon()
+        let folder = d.home.file("Music")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var paths: [String] = []
+        for (i, name) in ["start.wav", "more.wav", "again.wav"].enumerated() {
+            let url = folder.appendingPathComponent(name)
+            // Long enough that the continuation, asked for when the track starts, is queued before it ends.
+            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: i == 0 ? 20 : 2, sampleRate: 11025, channels: 1).write(to: url)
+            paths.append(url.path)
+        }
+        try await d.start([paths[0]])
+        try await d.waitFor("the library scan") {
+            let found = try await d.call(Self.library, "Search", [.string("path^/"), .uint32(0), .uint32(100)]).first?.arrayValue ?? []
+            return found.count == 3
+        }
+        let set = try await d.tonearm("continue", "similar")
+        #expect(set.status == 0 && set.out == "similar", "\(set.out)")
+        #expect(try await d.get(Daemon.tonearm, "Continue").stringValue == "similar")
+        _ = try await d.playerctl("play")
+        // Turned on while the last track plays, it adds one at once; each added one adds the next as it starts.
+        try await d.waitFor("a continuation queued") { try await d.tracks().count == 2 }
+        try await d.waitFor("two continuations heard") { try await d.tracks().count == 3 }
+        let urls = try await d.call(Daemon.trackList, "GetTracksMetadata", [.objectPathArray(try await d.tracks())]).first?.arrayValue ?? []
+        let queued = urls.compactMap { $0.unwrapped.vardictValue?["xesam:url"]?.unwrapped.stringValue }
+        #expect(Set(queued) == Set(paths.map(Daemon.uri)), "\(queued)")
+        // With nothing left that was not heard lately, the queue ends.
+        try await d.waitFor("the end") { try await d.status() == "Stopped" }
+        #expect(d.log.contains("continue: nothing in the library fits"))
+        _ = try await d.tonearm("continue", "off")
+        #expect(try await d.get(Daemon.tonearm, "Continue").stringValue == "off")
+    }
 }

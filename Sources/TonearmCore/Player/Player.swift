@@ -69,6 +69,12 @@ public actor Player {
     let history: (any ListeningHistory)?
     var counter = PlayCounter()
     var historyQueue: AsyncStream<HistoryWork>.Continuation?
+    /// Where a queue about to end finds more (PlayerContinue.swift), and whether it does.
+    let continuation: (any QueueContinuation)?
+    var continueMode: ContinueMode = .off
+    /// The tracks heard last, newest first, that a continuation is like.
+    var recentlyHeard: [TrackMetadata] = []
+    var continuing = false
 
     /// What `about-to-finish` reads on a GStreamer thread: the entries after the current one.
     let handover = HandoverSnapshot()
@@ -91,8 +97,9 @@ public actor Player {
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
                 configuredOutput: String? = nil, history: (any ListeningHistory)? = nil,
-                logger: Logger = Logger(label: "tonearm.player")) {
+                continuation: (any QueueContinuation)? = nil, logger: Logger = Logger(label: "tonearm.player")) {
         self.history = history
+        self.continuation = continuation
         self.replayGain = replayGain
         outputPolicy = outputRecovery
         self.outputRecovery = OutputRecovery(policy: outputRecovery)
@@ -245,6 +252,7 @@ public actor Player {
         s.appliedGain = appliedGain
         s.buffering = reconnector.level
         s.tickInterval = tickInterval
+        s.continueMode = continueMode
         return s
     }
 

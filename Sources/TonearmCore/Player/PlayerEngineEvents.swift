@@ -29,6 +29,7 @@ extension Player {
             let wasCurrent = queue.currentID == id
             queue.setCurrent(id)
             if !wasCurrent { refreshHandover() }  // what follows the new current item, for its own hand-over
+            if !reconnected { continueIfEnding(heard: id) }
             if repeated { emit(.seeked(0)) } else if let metadata = queue.track(id)?.metadata { tellSource(metadata) }
             followStatus()
             publish()

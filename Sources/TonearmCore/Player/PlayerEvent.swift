@@ -74,6 +74,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
     /// How full the network buffer of what plays is, 0…100 (100: not buffering).
     public var buffering = 100
     public var tickInterval: Duration = .seconds(1)
+    /// What is added as the queue is about to end.
+    public var continueMode: ContinueMode = .off
 
     public init() {}
 }

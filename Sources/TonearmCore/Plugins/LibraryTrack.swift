@@ -11,6 +11,7 @@ extension LibraryTrack {
         m.trackNumber = trackNumber
         m.discNumber = discNumber
         if let genre, !genre.isEmpty { m.genres = [genre] }
+        m.year = year
         if duration > 0 { m.length = Int64((duration * 1_000_000).rounded()) }
         m.artUrl = artUrl
         m.loudness = loudness

@@ -30,6 +30,8 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var trackNumber: Int?
     public var discNumber: Int?
     public var genres: [String] = []
+    /// The year of release, when the tags say (for "similar" continuations by decade; MPRIS has no field for it).
+    public var year: Int?
     /// Length in microseconds, when known.
     public var length: Int64?
     /// A file:// URL of cover art in the cache, when the track has any.
