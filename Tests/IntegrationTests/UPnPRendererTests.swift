@@ -34,6 +34,9 @@ import Testing
         let sink = try await rig.call("ConnectionManager", "GetProtocolInfo")["Sink"] ?? ""
         #expect(sink.contains("http-get:*:audio/ogg:*") && sink.contains("http-get:*:audio/x-flac:*"), "\(sink)")
         #expect(try await rig.call("AVTransport", "GetTransportInfo")["CurrentTransportState"] == "NO_MEDIA_PRESENT")
+        #expect(try await rig.call("ConnectionManager", "GetCurrentConnectionIDs")["ConnectionIDs"] == "0")
+        let connection = try await rig.call("ConnectionManager", "GetCurrentConnectionInfo", ["ConnectionID": "0"])
+        #expect(connection["Direction"] == "Input" && connection["Status"] == "OK", "\(connection)")
 
         let first = try await rig.item("First")
         try await rig.call("AVTransport", "SetAVTransportURI", ["CurrentURI": first.url, "CurrentURIMetaData": first.didl])
@@ -139,6 +142,9 @@ import Testing
         try await rig.call("AVTransport", "SetPlayMode", ["NewPlayMode": "REPEAT_ALL"])
         #expect(try await d.get(Daemon.player, "LoopStatus").stringValue == "Playlist")
         #expect(try await rig.call("AVTransport", "GetTransportSettings")["PlayMode"] == "REPEAT_ALL")
+        // Next from the last entry of a looped queue comes round to the first.
+        try await rig.call("AVTransport", "Next")
+        try await d.waitFor("Next back on the local file") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(local) }
         let actions = try await rig.call("AVTransport", "GetCurrentTransportActions")["Actions"] ?? ""
         #expect(Set(actions.split(separator: ",")) == ["Pause", "Stop", "Seek", "Next", "Previous"], "\(actions)")
         #expect(try await rig.call("AVTransport", "GetDeviceCapabilities")["PlayMedia"] == "NETWORK")
