@@ -333,6 +333,11 @@ import Testing
             return heard.contains("ssdp:byebye") && heard.contains(kept)
         }
         listener.kill()
+        // Started again, it is the same device to controllers.
+        try await d.start(sink: "fakesink sync=true")
+        let again = try await rig.controlPointJSON(["discover", "--timeout", "60", "--first"])
+        let udns = (again["devices"] as? [[String: Any]] ?? []).compactMap { $0["udn"] as? String }
+        #expect(udns == [udn ?? "?"], "\(again)")
     }
 
     /// Joins the SSDP group and prints every NOTIFY's NTS and USN.
