@@ -303,6 +303,18 @@ import Testing
             .trimmingCharacters(in: .whitespaces), "\(answer.out)")
         try await d.waitFor("the subscription to expire") { d.log.contains("subscription \(sid) expired") }
         #expect(try await rig.curl("SUBSCRIBE", events, headers: ["SID: \(sid)", "TIMEOUT: Second-60"]).status == 412)
+        // Renewed in time, a subscription lives on; unsubscribed, it is gone.
+        let kept = try await NetworkNamespace.run(in: d, "/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", "-X", "SUBSCRIBE",
+                                                                           "-H", "CALLBACK: <http://127.0.0.1:9/cb>", "-H", "NT: upnp:event",
+                                                                           "-H", "TIMEOUT: Second-60", events], environment: rig.environment)
+        let keptSID = try #require(kept.out.split(separator: "\r\n").first { $0.uppercased().hasPrefix("SID:") }?.dropFirst(4)
+            .trimmingCharacters(in: .whitespaces), "\(kept.out)")
+        let renewed = try await NetworkNamespace.run(in: d, "/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", "-X", "SUBSCRIBE",
+                                                                              "-H", "SID: \(keptSID)", "-H", "TIMEOUT: Second-120", events],
+                                                     environment: rig.environment)
+        #expect(renewed.out.hasPrefix("HTTP/1.1 200") && renewed.out.contains("Second-120"), "\(renewed.out)")
+        #expect(try await rig.curl("UNSUBSCRIBE", events, headers: ["SID: \(keptSID)"]).status == 200)
+        #expect(try await rig.curl("SUBSCRIBE", events, headers: ["SID: \(keptSID)", "TIMEOUT: Second-60"]).status == 412)
 
         // Two hundred volume changes while a subscriber listens: it is sent far fewer events, the last one right.
         let listener = try rig.subscribe("RenderingControl", log: "rc.events")
