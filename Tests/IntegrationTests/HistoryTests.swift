@@ -165,7 +165,7 @@ import Testing
             try WAV.sine(frequency: 300 + 200 * Double(i), seconds: i == 0 ? 20 : 2, sampleRate: 11025, channels: 1).write(to: url)
             paths.append(url.path)
         }
-        try await d.start([paths[0]])
+        try await d.start()
         try await d.waitFor("the library scan") {
             let found = try await d.call(Self.library, "Search", [.string("path^/"), .uint32(0), .uint32(100)]).first?.arrayValue ?? []
             return found.count == 3
@@ -173,8 +173,8 @@ import Testing
         let set = try await d.tonearm("continue", "similar")
         #expect(set.status == 0 && set.out == "similar", "\(set.out)")
         #expect(try await d.get(Daemon.tonearm, "Continue").stringValue == "similar")
-        _ = try await d.playerctl("play")
-        // Turned on while the last track plays, it adds one at once; each added one adds the next as it starts.
+        _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([Daemon.uri(paths[0])]), .bool(true)])
+        // As the last track starts, one is added; each added one adds the next as it starts.
         try await d.waitFor("a continuation queued") { try await d.tracks().count == 2 }
         try await d.waitFor("two continuations heard") { try await d.tracks().count == 3 }
         let urls = try await d.call(Daemon.trackList, "GetTracksMetadata", [.objectPathArray(try await d.tracks())]).first?.arrayValue ?? []
