@@ -262,14 +262,20 @@ public func decodedPCM(_ url: URL, through raw: URL) async throws -> Data {
 }
 
 /// What a setup script prints (scripts/web-venv, scripts/localsend-venv: the bin folder of the venv it made), its
-/// errors left on stderr; "" when it cannot run.
+/// errors left on stderr; "" when it cannot run. Its output goes to a file, read once it has exited: a pipe's write
+/// end is inherited by whatever another test spawns meanwhile (a daemon that lives for its whole test), and reading
+/// the pipe to its end then waited for that daemon, while the daemon's test waited for this answer.
 public func setupScriptOutput(_ script: URL) -> String {
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("setup-\(UUID().uuidString).out")
+    defer { try? FileManager.default.removeItem(at: output) }
+    guard FileManager.default.createFile(atPath: output.path, contents: nil),
+          let handle = try? FileHandle(forWritingTo: output) else { return "" }
     let p = Process()
     p.executableURL = script
-    let pipe = Pipe()
-    p.standardOutput = pipe
+    p.standardOutput = handle
     guard (try? p.run()) != nil else { return "" }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
+    try? handle.close()
+    let data = (try? Data(contentsOf: output)) ?? Data()
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
