@@ -50,10 +50,8 @@ extension UPnPRenderer {
             + "<deviceType>\(Self.deviceType)</deviceType><friendlyName>\(xmlEscaped(settings.name))</friendlyName>"
             + "<manufacturer>Tonearm</manufacturer><manufacturerURL>https://github.com/tonearm</manufacturerURL>"
             + "<modelDescription>Tonearm music player daemon</modelDescription><modelName>Tonearm</modelName><modelNumber>1</modelNumber>"
-            + "<UDN>\(udnText)</UDN><dlna:X_DLNADOC>DMR-1.50</dlna:X_DLNADOC><serviceList>\(services)</serviceList></device></root>"
+            + "<UDN>\(descriptionUDN())</UDN><dlna:X_DLNADOC>DMR-1.50</dlna:X_DLNADOC><serviceList>\(services)</serviceList></device></root>"
     }
-
-    var udnText: String { descriptionUDN() }
 
     private func control(_ request: Request, _ context: UPnPContext, _ service: ServiceDefinition) async -> Response {
         var request = request

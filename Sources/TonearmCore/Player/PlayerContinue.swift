@@ -8,11 +8,11 @@ extension Player {
         guard mode == .off || continuation != nil else { throw TonearmError(.failed, "there is no library to continue from") }
         continueMode = mode
         publish()
-        if mode != .off, let current = queue.currentID, status != .stopped { continueIfEnding(heard: nil, current: current) }
+        if mode != .off, status != .stopped { continueIfEnding(heard: nil) }
     }
 
     /// `heard` started: remembered among the recent ones, and the queue continued if nothing follows it.
-    func continueIfEnding(heard: TrackID?, current: TrackID? = nil) {
+    func continueIfEnding(heard: TrackID?) {
         if let heard, let metadata = queue.track(heard)?.metadata {
             recentlyHeard = Array(([metadata] + recentlyHeard.filter { $0.url != metadata.url }).prefix(5))
         }
