@@ -18,13 +18,13 @@ final class LocalSendRig: @unchecked Sendable {
 
     /// The pinned third-party LocalSend implementations (scripts/localsend-venv makes them once).
     static let root = NetworkNamespace.root
-    static let venv = setupScriptOutput(root.appendingPathComponent("scripts/localsend-venv"))
+    static let venv = SetupScript(root.appendingPathComponent("scripts/localsend-venv"))
 
     /// Starts tonearmd with `[plugins.localsend]` set from `config` (enabled; alias "Tonearm test").
     /// `before` runs once the folders are known and before the daemon starts (to seed its storage).
     init(_ config: String, extra: String = "", sink: Bool = true, before: (Daemon) async throws -> Void = { _ in }) async throws {
         d = try Daemon()
-        bin = Self.venv
+        bin = await Self.venv.output
         try #require(FileManager.default.isExecutableFile(atPath: bin + "/localsendd"), "scripts/localsend-venv did not make the venv")
         let music = d.home.url.appendingPathComponent("Music")
         received = music.appendingPathComponent("Received")

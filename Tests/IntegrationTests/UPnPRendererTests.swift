@@ -8,16 +8,13 @@ import Testing
 /// server (minidlna) serves, and follows its events; MPRIS and the MPD face see the same player.
 @Suite(.serialized) struct UPnPRendererTests {
     /// A tagged 30 s Ogg and an untagged 5 s FLAC, made with sox (minidlna reads their lengths and tags).
-    static func music(_ folder: URL) throws -> Int {
+    static func music(_ folder: URL) async throws -> Int {
         for (name, args) in [("first.ogg", ["--comment", "TITLE=First", "--add-comment", "ARTIST=Band", "--add-comment", "ALBUM=Record"]),
                              ("second.flac", [])] {
             let seconds = name.hasSuffix("ogg") ? "30" : "5"
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-            p.arguments = ["-n", "-r", "44100", "-c", "2"] + args + [folder.appendingPathComponent(name).path, "synth", seconds, "sine", "440"]
-            try p.run()
-            p.waitUntilExit()
-            try #require(p.terminationStatus == 0, "sox could not make \(name)")
+            let made = try await runProcess("/usr/bin/sox", ["-n", "-r", "44100", "-c", "2"] + args
+                                                + [folder.appendingPathComponent(name).path, "synth", seconds, "sine", "440"])
+            try #require(made.status == 0, "sox could not make \(name): \(made.err)")
         }
         return 2
     }

@@ -19,19 +19,19 @@ final class UPnPRig: @unchecked Sendable {
     private var mediaServerProcess: ChildProcess?
     static let mediaServer = "http://127.0.0.1:8200/rootDesc.xml"
 
-    static let venv = setupScriptOutput(NetworkNamespace.root.appendingPathComponent("scripts/upnp-venv"))
+    static let venv = SetupScript(NetworkNamespace.root.appendingPathComponent("scripts/upnp-venv"))
 
     /// Starts tonearmd with `[plugins.upnp]` on (port 0, named "Tonearm test") plus `config`; `media` is written into
     /// the served folder before minidlna starts (nil: no media server).
-    init(_ config: String = "", sink: String? = nil, media: ((URL) throws -> Int)? = nil) async throws {
+    init(_ config: String = "", sink: String? = nil, media: ((URL) async throws -> Int)? = nil) async throws {
         d = try Daemon()
-        python = Self.venv + "/python"
+        python = await Self.venv.output + "/python"
         controlPoint = NetworkNamespace.root.appendingPathComponent("Tests/IntegrationTests/upnp/controlpoint.py").path
         try #require(FileManager.default.isExecutableFile(atPath: python), "scripts/upnp-venv did not make the venv")
         served = d.home.url.appendingPathComponent("served")
         out = d.media.file("rendered.wav")
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
-        let items = try media?(served)
+        let items = try await media?(served)
         try d.writeConfig("""
             [plugins.upnp]
             enabled = true

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @Suite struct LocalSendIdentityTests {
-    @Test func madeOnceKeptPrivateAndStable() throws {
+    @Test func madeOnceKeptPrivateAndStable() async throws {
         let dir = TemporaryDirectory("localsend-identity")
         let folder = dir.url.appendingPathComponent("identity")
         let first = try LocalSendIdentity.loadOrCreate(in: folder, alias: "Tonearm test")
@@ -14,7 +14,7 @@ import Testing
         let key = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("key.pem").path)
         #expect((key[.posixPermissions] as? Int) == 0o600)
         // The fingerprint is the SHA-256 of the certificate's DER, as openssl computes it.
-        let (out, _, status) = try runProcessSync("/usr/bin/openssl", ["x509", "-in", folder.appendingPathComponent("cert.pem").path,
+        let (out, _, status) = try await runProcess("/usr/bin/openssl", ["x509", "-in", folder.appendingPathComponent("cert.pem").path,
                                                                        "-noout", "-fingerprint", "-sha256", "-startdate"])
         #expect(status == 0)
         #expect(out.contains("=" + stride(from: 0, to: 64, by: 2).map { i in
@@ -36,18 +36,4 @@ import Testing
         let second = try LocalSendIdentity.loadOrCreate(in: folder, alias: "x")
         #expect(second.fingerprint != first.fingerprint)
     }
-}
-
-/// Runs a program and waits (for openssl, which answers at once).
-func runProcessSync(_ path: String, _ arguments: [String]) throws -> (String, String, Int32) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (String(decoding: data, as: UTF8.self), String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), p.terminationStatus)
 }

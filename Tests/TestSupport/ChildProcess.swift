@@ -261,21 +261,37 @@ public func decodedPCM(_ url: URL, through raw: URL) async throws -> Data {
     return try Data(contentsOf: raw)
 }
 
-/// What a setup script prints (scripts/web-venv, scripts/localsend-venv: the bin folder of the venv it made), its
-/// errors left on stderr; "" when it cannot run. Its output goes to a file, read once it has exited: a pipe's write
-/// end is inherited by whatever another test spawns meanwhile (a daemon that lives for its whole test), and reading
-/// the pipe to its end then waited for that daemon, while the daemon's test waited for this answer.
-public func setupScriptOutput(_ script: URL) -> String {
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("setup-\(UUID().uuidString).out")
-    defer { try? FileManager.default.removeItem(at: output) }
-    guard FileManager.default.createFile(atPath: output.path, contents: nil),
-          let handle = try? FileHandle(forWritingTo: output) else { return "" }
-    let p = Process()
-    p.executableURL = script
-    p.standardOutput = handle
-    guard (try? p.run()) != nil else { return "" }
-    p.waitUntilExit()
-    try? handle.close()
-    let data = (try? Data(contentsOf: output)) ?? Data()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+/// A setup script (scripts/web-venv, scripts/localsend-venv, scripts/upnp-venv) run once per test process, in the
+/// background from its first mention; tests await what it printed (the bin folder of the venv it made).
+/// It must never be waited for on a thread of Swift's pool: on a fresh machine pip takes minutes, and a blocked pool
+/// thread (there are as many as CPUs) froze every other test in the process meanwhile; a daemon's track then ended
+/// before its test got to press Next.
+public final class SetupScript: Sendable {
+    private let run: Task<String, Never>
+
+    /// Starts `script` now.
+    public init(_ script: URL) {
+        run = Task { await setupScriptOutput(script) }
+    }
+
+    /// What the script printed, trimmed; "" when it could not run or failed (its errors are on this process's stderr).
+    public var output: String {
+        get async { await run.value }
+    }
+}
+
+/// Runs a setup script to its end without holding a thread; returns its stdout, trimmed ("" when it failed).
+/// Its stdout is a close-on-exec pipe, so nothing another test spawns meanwhile inherits it.
+public func setupScriptOutput(_ script: URL) async -> String {
+    let errors = FileManager.default.temporaryDirectory.appendingPathComponent("setup-\(UUID().uuidString).err").path
+    defer { unlink(errors) }
+    guard let child = try? ChildProcess(script.path, [], outputFile: errors) else { return "" }
+    let out = await child.readAll()
+    let status = await child.wait(timeout: .seconds(1800))
+    if status != 0 {
+        let text = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        FileHandle.standardError.write(Data("\(script.lastPathComponent) failed (\(status.map(String.init) ?? "no exit")):\n\(text)\n".utf8))
+        return ""
+    }
+    return out.trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -18,14 +18,14 @@ import Testing
     }()
 
     /// The venv's bin folder (scripts/web-venv makes it once).
-    static let venv = setupScriptOutput(root.appendingPathComponent("scripts/web-venv"))
+    static let venv = SetupScript(root.appendingPathComponent("scripts/web-venv"))
 
     /// Where the screenshots go (the README shows them).
     static let screenshots = root.appendingPathComponent(".build/screenshots")
 
     /// Runs one scenario of page_check.py against `rig`; records its output when it fails.
     func page(_ rig: WebRig, _ scenario: String, _ arguments: [String] = []) async throws {
-        let python = Self.venv + "/python"
+        let python = await Self.venv.output + "/python"
         try #require(FileManager.default.isExecutableFile(atPath: python), "scripts/web-venv did not make the venv")
         try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
         let script = Self.root.appendingPathComponent("Tests/WebTests/browser/page_check.py").path

@@ -11,7 +11,7 @@ import Testing
         let a = try d.sine("alpha.wav", seconds: 60)
         let b = try d.sine("beta.wav", seconds: 60, frequency: 550)
         let web = try await WebRig.start([a, b], daemon: d)
-        let st = BrowserTests.venv + "/st"
+        let st = await BrowserTests.venv.output + "/st"
         try #require(FileManager.default.isExecutableFile(atPath: st), "scripts/web-venv did not make the venv")
         let document = BrowserTests.root.appendingPathComponent("web/openapi.json").path
         var environment = d.environment
