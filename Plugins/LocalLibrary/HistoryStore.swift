@@ -124,18 +124,19 @@ extension LocalLibrary: ListeningHistory, QueueContinuation {
     /// in the last week; any such track when none is alike; nil when the library has nothing left.
     public func continuation(after recent: [TrackMetadata], excluding: Set<String>) async throws -> String? {
         let weekAgo = Date().timeIntervalSince1970 - 7 * 86_400
+        // Rows are read into values inside the read: GRDB's async read (off the caller's thread) returns only what is
+        // Sendable, and a Row is not.
         let rows = try await database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT t.uri, t.artist, t.album_artist, t.genre, t.year FROM tracks t LEFT JOIN history h ON h.uri = t.uri
                 WHERE h.last_played IS NULL OR h.last_played < ?
-                """, arguments: [weekAgo])
+                """, arguments: [weekAgo]).map { row -> (uri: String, artist: String, albumArtist: String, genre: String?, year: Int?) in
+                (row["uri"], row["artist"], row["album_artist"], row["genre"], row["year"])
+            }
         }
         var best: (score: Int, uris: [String]) = (0, [])
-        for row in rows {
-            let uri: String = row["uri"]
+        for (uri, artist, albumArtist, genre, year) in rows {
             guard !excluding.contains(uri) else { continue }
-            let artist: String = row["artist"], albumArtist: String = row["album_artist"]
-            let genre: String? = row["genre"], year: Int? = row["year"]
             var score = 1
             for (age, m) in recent.enumerated() {
                 let weight = recent.count - age

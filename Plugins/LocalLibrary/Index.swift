@@ -11,7 +11,10 @@ enum Index {
         configuration.busyMode = .timeout(10)
         // In WAL mode NORMAL never corrupts the index; a crash may only lose the last batches, which the
         // next scan reads again. FULL would fsync every batch and halve the scan rate.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            SmartQuery.register(db)
+        }
         let pool = try DatabasePool(path: url.path, configuration: configuration)  // WAL
         try migrator.migrate(pool)
         return pool
@@ -105,6 +108,15 @@ enum Index {
                     heard REAL NOT NULL
                 );
                 CREATE INDEX listens_started ON listens(started_at);
+                """)
+        }
+        migrator.registerMigration("v4-smart") { db in
+            // When a track joined the library (seconds since 1970), for smart playlists' `added`; rows from before
+            // take their file's modification time.
+            try db.execute(sql: """
+                ALTER TABLE tracks ADD COLUMN added REAL;
+                UPDATE tracks SET added = CASE WHEN mtime > 0 THEN mtime / 1e9 ELSE CAST(strftime('%s', 'now') AS REAL) END;
+                CREATE INDEX history_last_played ON history(last_played);
                 """)
         }
         return migrator
