@@ -85,7 +85,7 @@ struct Components {
                         stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                         lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
                         reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
-                        configuredOutput: settings.outputs.start, history: library, continuation: playlists)
+                        configuredOutput: settings.outputs.start, history: librarySettings.history ? library : nil, continuation: playlists)
         shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                 logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
