@@ -11,17 +11,20 @@ struct SmartQuery {
     /// A limit by length is applied to the ordered rows afterwards.
     let seconds: TimeInterval?
 
-    /// History per URI: a file whose content changed has had more than one key.
-    static let history = """
-        (SELECT uri, SUM(play_count) AS play_count, SUM(skip_count) AS skip_count, MIN(first_played) AS first_played,
-                MAX(last_played) AS last_played, MAX(rating) AS rating FROM history GROUP BY uri)
-        """
+    /// A track's history row: the one last heard where its URI has had several (its content changed), looked up
+    /// through the URI index row by row (materializing a grouped history cost more than the whole query).
+    static let historyJoin = "LEFT JOIN history h ON h.key = (SELECT key FROM history WHERE uri = t.uri ORDER BY last_played DESC LIMIT 1)"
+
+    /// The fields only the history knows.
+    static let historyFields: Set<SmartField> = [.rating, .playCount, .skipCount, .lastPlayed, .firstPlayed]
 
     init(_ rules: SmartRules, now: Date, calendar: Calendar = .current) {
         var arguments: StatementArguments = []
         let condition = Self.condition(rules.conditions, now: now, calendar: calendar, arguments: &arguments)
         let columns = Index.trackColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-        var sql = "SELECT \(columns) FROM tracks t LEFT JOIN \(Self.history) h ON h.uri = t.uri WHERE \(condition) ORDER BY "
+        // The history is joined only when the rules read it.
+        let join = rules.fields.isDisjoint(with: Self.historyFields) ? "" : " " + Self.historyJoin
+        var sql = "SELECT \(columns) FROM tracks t\(join) WHERE \(condition) ORDER BY "
         if rules.random {
             sql += "random()"
         } else {
@@ -132,6 +135,21 @@ struct SmartQuery {
             guard let path = String.fromDatabaseValue(values[0]) else { return nil }
             return format(ofPath: path)
         })
+    }
+}
+
+extension SmartRules {
+    /// Every field its conditions and its order read.
+    var fields: Set<SmartField> {
+        func collect(_ group: SmartGroup) -> Set<SmartField> {
+            group.conditions.reduce(into: []) { out, c in
+                switch c {
+                case .rule(let rule): out.insert(rule.field)
+                case .group(let inner): out.formUnion(collect(inner))
+                }
+            }
+        }
+        return collect(conditions).union(random ? [] : sort.map(\.field))
     }
 }
 
