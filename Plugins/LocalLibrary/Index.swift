@@ -117,6 +117,12 @@ enum Index {
                 ALTER TABLE tracks ADD COLUMN added REAL;
                 UPDATE tracks SET added = CASE WHEN mtime > 0 THEN mtime / 1e9 ELSE CAST(strftime('%s', 'now') AS REAL) END;
                 CREATE INDEX history_last_played ON history(last_played);
+                -- One history row per URI from now on (HistoryStore.claim): where a URI has several, the one heard
+                -- last keeps it.
+                UPDATE history SET uri = '' WHERE EXISTS (
+                    SELECT 1 FROM history o WHERE o.uri = history.uri AND o.key <> history.key
+                    AND (COALESCE(o.last_played, 0) > COALESCE(history.last_played, 0)
+                         OR (COALESCE(o.last_played, 0) = COALESCE(history.last_played, 0) AND o.key > history.key)));
                 """)
         }
         return migrator

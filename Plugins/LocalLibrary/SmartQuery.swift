@@ -11,9 +11,8 @@ struct SmartQuery {
     /// A limit by length is applied to the ordered rows afterwards.
     let seconds: TimeInterval?
 
-    /// A track's history row: the one last heard where its URI has had several (its content changed), looked up
-    /// through the URI index row by row (materializing a grouped history cost more than the whole query).
-    static let historyJoin = "LEFT JOIN history h ON h.key = (SELECT key FROM history WHERE uri = t.uri ORDER BY last_played DESC LIMIT 1)"
+    /// A track's history row: the history keeps one row per URI (HistoryStore), so this is a lookup in its URI index.
+    static let historyJoin = "LEFT JOIN history h ON h.uri = t.uri"
 
     /// The fields only the history knows.
     static let historyFields: Set<SmartField> = [.rating, .playCount, .skipCount, .lastPlayed, .firstPlayed]
