@@ -107,6 +107,15 @@ enum Index {
                 CREATE INDEX listens_started ON listens(started_at);
                 """)
         }
+        migrator.registerMigration("v5-musicbrainz") { db in
+            // MusicBrainz ids from the tags (recording, release track, release, release group, artists), as one JSON
+            // text: only scrobbling reads them, never a query.
+            try db.execute(sql: """
+                ALTER TABLE tracks ADD COLUMN musicbrainz TEXT;
+                -- Rows scanned before hold no ids: the next scan reads every file again.
+                UPDATE tracks SET mtime = -1;
+                """)
+        }
         return migrator
     }
 
@@ -116,7 +125,7 @@ enum Index {
     }
 
     static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url, "
-        + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak"
+        + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak, musicbrainz"
 
     static func track(_ row: Row) -> LibraryTrack {
         let artUrl: String? = row["art_url"]
@@ -124,7 +133,7 @@ enum Index {
             path: row["path"], uri: row["uri"], title: row["title"], artist: row["artist"], album: row["album"],
             albumArtist: row["album_artist"], genre: row["genre"], year: row["year"], trackNumber: row["track_number"],
             discNumber: row["disc_number"], duration: row["duration"], hasCover: artUrl != nil, artUrl: artUrl,
-            loudness: loudness(row))
+            loudness: loudness(row), musicBrainz: MusicBrainzIDs(stored: row["musicbrainz"]))
     }
 
     /// Tags first; what they lack is filled from the measurement (an album gain measured for a track tagged with
