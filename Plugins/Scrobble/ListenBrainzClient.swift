@@ -23,6 +23,9 @@ struct ListenBrainzClient: Sendable {
         let wait = TimeAmount.milliseconds(Int64(max(0.1, timeout) * 1000))
         var configuration = HTTPClient.Configuration(timeout: .init(connect: wait, read: wait))
         configuration.decompression = .disabled
+        // The queue retries on its own terms (backoff, batches); the pool's own retries would hold a refused connection
+        // until the request's deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

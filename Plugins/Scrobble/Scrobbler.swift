@@ -19,6 +19,8 @@ public actor Scrobbler {
     private var tasks: [Task<Void, Never>] = []
     private var timer: Task<Void, Never>?
     private var lastProblem = ""
+    /// The problem last said in the log at warning level.
+    private var loggedProblem = ""
 
     /// Subscribes to `events` at once, so that nothing counted before `start` is missed.
     public init(settings: ScrobbleSettings, events: EventFanOut<PlayerEvent>, storageFolder: URL, logger: Logger,
@@ -130,7 +132,10 @@ public actor Scrobbler {
                 logger.warning("the server refused a listen (\(listen.listen.artist) – \(listen.listen.title)): \(reason); kept in \(journal.rejectedFile.path), not sent again")
                 do { try journal.setAside(listen, reason: reason) } catch { logger.error("scrobble queue: \(error)") }
             case .wait(let delay):
-                logger.warning("scrobbling: \(lastProblem); \(machine.pendingCount) listen(s) queued, retrying in \(delay)")
+                // Said once per problem (an offline day is one line, not one per retry); each retry at debug level.
+                let line = "scrobbling: \(lastProblem); \(machine.pendingCount) listen(s) queued, retrying in \(delay)"
+                if lastProblem != loggedProblem { logger.warning("\(line)") } else { logger.debug("\(line)") }
+                loggedProblem = lastProblem
                 timer?.cancel()
                 timer = Task { [weak self] in
                     try? await Task.sleep(for: delay)
@@ -158,8 +163,9 @@ public actor Scrobbler {
         }
         switch outcome {
         case .accepted:
-            if !lastProblem.isEmpty { logger.notice("scrobbling: the server answers again") }
+            if !loggedProblem.isEmpty { logger.notice("scrobbling: the server answers again") }
             lastProblem = ""
+            loggedProblem = ""
             logger.info("scrobbled \(count) listen(s); \(machine.pendingCount - count) still queued")
         case .unauthorized(let status):
             lastProblem = "the server refused the token (HTTP \(status)); check [plugins.scrobble] token-file or token-env"

@@ -130,7 +130,9 @@ import Testing
         return path
     }
 
-    func configure(_ d: Daemon, url: String) throws {
+    /// `timeout`: short only where a server is made to hang; elsewhere long enough that a slow Maloja on a loaded machine
+    /// never makes the daemon give up on a request that then succeeds (and send it again, rightly, to be deduplicated).
+    func configure(_ d: Daemon, url: String, timeout: Double = 30) throws {
         let token = d.home.file("scrobble-token")
         try "\(Self.key)\n".write(to: token, atomically: true, encoding: .utf8)
         try d.writeConfig("""
@@ -138,7 +140,7 @@ import Testing
             enabled = true
             url = "\(url)"
             token-file = "\(token.path)"
-            timeout = 2
+            timeout = \(timeout)
             retry-delay = 0.2
             max-retry-delay = 1
             """)
@@ -192,8 +194,9 @@ import Testing
         let board = try Switchboard(bin: bin, folder: d.home.url)
         try await board.start("500")
         let a = try track(d, "a.wav", title: "Song One", ids: true), b = try track(d, "b.wav", title: "Song Two", ids: false, frequency: 660)
-        try configure(d, url: board.url)
-        try await d.start([a, b])
+        try configure(d, url: board.url, timeout: 2)
+        // --verbose: every retry is in the log (a problem said again is at debug level).
+        try await d.start(["--verbose", a, b])
         try await d.waitFor("a listen answered 500", timeout: .seconds(60)) {
             board.requests.contains { $0.status == 500 && $0.type != "playing_now" }
         }
@@ -203,12 +206,17 @@ import Testing
         try await d.waitFor("a request left hanging", timeout: .seconds(60)) { board.requests.contains { $0.status == nil } }
         // The hang ends only when the mode changes: the daemon gave up on it by its own timeout meanwhile.
         try await d.waitFor("the daemon timing out on it", timeout: .seconds(60)) { d.log.contains("no answer in time") }
+        let mark = d.log.count
         board.set("forward \(maloja.url)")
         try await d.waitFor("both listens in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 2 }
         let rows = try await maloja.scrobbles()
         #expect(Set(rows.map(\.title)) == ["Song One", "Song Two"])
-        // Never twice: each listen was in exactly one request the server accepted.
-        #expect(board.acceptedTimes == Dictionary(uniqueKeysWithValues: rows.map { ($0.time, 1) }), "\(board.requests.map { ($0.type, $0.times, $0.status) })")
+        // Never twice: each listen was in exactly one request the server accepted; unless Maloja, on a loaded machine,
+        // took longer than the 2 s timeout to accept one (the daemon could not know, and rightly sent it again).
+        let timedOutSince = d.log.dropFirst(mark).contains("no answer in time")
+        let accepted = board.acceptedTimes
+        #expect(Set(accepted.keys) == Set(rows.map(\.time)))
+        #expect(accepted.values.allSatisfy { $0 == 1 || timedOutSince }, "\(board.requests.map { ($0.type, $0.times, $0.status) })")
         #expect(rows.first { $0.title == "Song One" }?.extra["recording_mbid"] as? String == Self.ids.recording)
     }
 
@@ -217,22 +225,25 @@ import Testing
         let d = try Daemon()
         let board = try Switchboard(bin: bin, folder: d.home.url)  // not started yet: the server is offline
         try configure(d, url: board.url)
-        // An hour of listens the last run queued while offline, one every 5 minutes, in the on-disk queue's own format.
-        let now = Int(Date().timeIntervalSince1970)
-        let seeded = (0..<12).map { now - 3600 + $0 * 300 }
-        let queue = d.home.file("data/tonearm/scrobble/queue.jsonl")
-        try FileManager.default.createDirectory(at: queue.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try seeded.enumerated().map { i, t in
-            "{\"add\":{\"id\":\"seed-\(i)\",\"listen\":{\"listenedAt\":\(t),\"artist\":\"Offline Artist\",\"title\":\"Offline \(i)\",\"duration\":200}}}\n"
-        }.joined().write(to: queue, atomically: true, encoding: .utf8)
-        // One more listen now, queued while the server is still away; then kill -9.
+        // A listen queued while the server is away, then kill -9 (at any moment: an attempt may be under way).
         let a = try track(d, "a.wav", title: "Heard Before The Crash", ids: true)
         try await d.start([a])
+        let queue = d.home.file("data/tonearm/scrobble/queue.jsonl")
         try await d.waitFor("the new listen queued on disk") {
             ((try? String(contentsOf: queue, encoding: .utf8)) ?? "").contains("Heard Before The Crash")
         }
         try await d.waitFor("an attempt that found no server") { d.log.contains("cannot connect") || d.log.contains("no connection") }
         await d.kill9()
+        // An hour of listens queued offline, one every 5 minutes, appended as the daemon writes them.
+        let now = Int(Date().timeIntervalSince1970)
+        let seeded = (0..<12).map { now - 3600 + $0 * 300 }
+        let lines = seeded.enumerated().map { i, t in
+            "{\"add\":{\"id\":\"seed-\(i)\",\"listen\":{\"listenedAt\":\(t),\"artist\":\"Offline Artist\",\"title\":\"Offline \(i)\",\"duration\":200}}}\n"
+        }.joined()
+        let handle = try FileHandle(forWritingTo: queue)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines.utf8))
+        try handle.close()
         // The server comes back; so does the daemon, playing nothing: the queue goes out, in batches, once.
         let maloja = try await Maloja(bin: bin, folder: d.home.url)
         try await board.start("forward \(maloja.url)")
@@ -242,12 +253,13 @@ import Testing
         #expect(Array(rows.map(\.time).prefix(12)) == seeded)
         #expect(rows.last?.title == "Heard Before The Crash" && rows.last?.extra["recording_mbid"] as? String == Self.ids.recording)
         #expect(board.acceptedTimes.count == 13 && board.acceptedTimes.values.allSatisfy { $0 == 1 }, "\(board.acceptedTimes)")
+        // The hour in one request (the listen heard before the crash too, unless its request was under way at the kill:
+        // then it went alone, in case the server had it already).
         let imports = board.requests.filter { $0.type == "import" && $0.status == 200 }
-        #expect(imports.contains { $0.times.count >= 12 }, "caught up in batches: \(board.requests.map { ($0.type, $0.times.count, $0.status) })")
+        #expect(imports.contains { Set(seeded).isSubset(of: $0.times) }, "\(board.requests.map { ($0.type, $0.times.count, $0.status) })")
         // Accepted listens leave the queue.
         try await d.waitFor("the queue emptied") {
-            let text = (try? String(contentsOf: queue, encoding: .utf8)) ?? ""
-            return ScrobblingTests.pending(text) == 0
+            ScrobblingTests.pending((try? String(contentsOf: queue, encoding: .utf8)) ?? "") == 0
         }
     }
 
