@@ -263,6 +263,43 @@ import Testing
         }
     }
 
+    @Test func noTokenLeavesScrobblingOffAndARefusedOneKeepsTheListens() async throws {
+        let bin = try await bin()
+        let d = try Daemon()
+        let maloja = try await Maloja(bin: bin, folder: d.home.url)
+        func configure(tokenEnv: String) throws {
+            try d.writeConfig("""
+                [plugins.scrobble]
+                enabled = true
+                url = "\(maloja.url)/apis/listenbrainz"
+                token-env = "\(tokenEnv)"
+                retry-delay = 0.2
+                max-retry-delay = 1
+                """)
+        }
+        // No token: one line in the log says why scrobbling is off; the player plays and counts as usual.
+        try configure(tokenEnv: "TONEARM_TEST_NO_SUCH_TOKEN")
+        let a = try track(d, "a.wav", title: "Never Sent", ids: false)
+        try await d.start([a])
+        try await d.waitFor("the reason in the log") { d.log.contains("scrobbling is off") && d.log.contains("TONEARM_TEST_NO_SUCH_TOKEN") }
+        try await d.waitFor("played and counted") { d.log.contains("listened to Never Sent") }
+        _ = await d.terminate()
+        // A wrong token: refused with 401, said in the log, the listen kept on disk.
+        try configure(tokenEnv: "TONEARM_TEST_TOKEN")
+        d.extraEnvironment["TONEARM_TEST_TOKEN"] = "not-the-key"
+        let b = try track(d, "b.wav", title: "Kept While Refused", ids: false, frequency: 660)
+        try await d.start([b])
+        try await d.waitFor("the refusal in the log") { d.log.contains("refused the token (HTTP 401)") }
+        let queue = d.home.file("data/tonearm/scrobble/queue.jsonl")
+        #expect(ScrobblingTests.pending((try? String(contentsOf: queue, encoding: .utf8)) ?? "") == 1)
+        _ = await d.terminate()
+        // The right token: what was kept arrives; what was heard while scrobbling was off never does.
+        d.extraEnvironment["TONEARM_TEST_TOKEN"] = Self.key
+        try await d.start()
+        try await d.waitFor("the kept listen in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 1 }
+        #expect(try await maloja.scrobbles().map(\.title) == ["Kept While Refused"])
+    }
+
     /// Listens still pending in a journal's text: added and not done.
     static func pending(_ text: String) -> Int {
         var added = Set<String>(), finished = Set<String>()
