@@ -70,6 +70,8 @@ struct ScrobbleMachine: Sendable, Equatable {
     init(policy: Policy) { self.policy = policy }
 
     var pendingCount: Int { pending.count }
+    /// Listens that must go alone (their fate after a request is unknown).
+    var mustGoAlone: Set<String> { Set(pending.filter { $0.alone || $0.failures > 0 }.map(\.listen.id)) }
 
     /// The queue as the journal left it; `uncertain`: listens a request was under way for when the daemon stopped.
     mutating func loaded(_ listens: [QueuedListen], uncertain: Set<String>) -> [Action] {

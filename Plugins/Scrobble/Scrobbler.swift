@@ -16,7 +16,9 @@ public actor Scrobbler {
     private let journal: ScrobbleJournal
     private var client: ListenBrainzClient?
     private var http: HTTPClient?
-    private var tasks: [Task<Void, Never>] = []
+    /// Following the player's events; the request under way (one at a time); the retry timer.
+    private var following: Task<Void, Never>?
+    private var request: Task<Void, Never>?
     private var timer: Task<Void, Never>?
     private var lastProblem = ""
     /// The problem last said in the log at warning level.
@@ -62,22 +64,22 @@ public actor Scrobbler {
         logger.info("scrobbling to \(settings.url.absoluteString); \(contents.pending.count) listen(s) queued")
         perform(machine.loaded(contents.pending, uncertain: contents.uncertain))
         let subscription = subscription
-        tasks.append(Task { [weak self] in
+        following = Task { [weak self] in
             var last: UInt64?
             for await item in subscription {
                 if let last, item.sequence > last + 1 { await self?.missed(item.sequence - last - 1) }
                 last = item.sequence
                 await self?.handle(item.event)
             }
-        })
+        }
     }
 
     /// Stops following the player; what is queued stays on disk for the next start.
     public func stop() async {
         subscription.cancel()
         timer?.cancel()
-        for task in tasks { task.cancel() }
-        tasks = []
+        following?.cancel()
+        request?.cancel()
         try? await http?.shutdown()
         http = nil
         client = nil
@@ -111,23 +113,18 @@ public actor Scrobbler {
     }
 
     private func perform(_ actions: [ScrobbleMachine.Action]) {
+        defer { compactIfLong() }
         for action in actions {
             switch action {
             case .send(let listens, let kind):
                 do { try journal.sending(listens.map(\.id)) } catch { logger.error("scrobble queue: \(error)") }
                 guard let client else { return }
-                tasks.removeAll { $0.isCancelled }
-                tasks.append(Task { [weak self] in
+                request = Task { [weak self] in
                     let outcome = await client.submit(kind, listens.map(\.listen))
                     await self?.answered(outcome, count: listens.count)
-                })
-            case .forget(let ids):
-                do {
-                    try journal.done(ids)
-                    if machine.pendingCount == 0, journal.lines >= 100 { try journal.rewrite(ScrobbleJournal.Contents()) }
-                } catch {
-                    logger.error("scrobble queue: \(error)")
                 }
+            case .forget(let ids):
+                do { try journal.done(ids) } catch { logger.error("scrobble queue: \(error)") }
             case .setAside(let listen, let reason):
                 logger.warning("the server refused a listen (\(listen.listen.artist) – \(listen.listen.title)): \(reason); kept in \(journal.rejectedFile.path), not sent again")
                 do { try journal.setAside(listen, reason: reason) } catch { logger.error("scrobble queue: \(error)") }
@@ -149,6 +146,18 @@ public actor Scrobbler {
                     logger.debug("playing now: \(listen.artist) – \(listen.title): \(outcome)")
                 }
             }
+        }
+    }
+
+    /// Rewrites the journal with only what is pending once it grew long (every request adds lines; a listen the server
+    /// keeps failing on never lets the queue empty). What is under way or must go alone stays marked as such.
+    private func compactIfLong() {
+        guard journal.lines >= (machine.pendingCount == 0 ? 100 : 1000) else { return }
+        let uncertain = machine.mustGoAlone.union(machine.inFlight ?? [])
+        do {
+            try journal.rewrite(ScrobbleJournal.Contents(pending: machine.pending.map(\.listen), uncertain: uncertain))
+        } catch {
+            logger.error("scrobble queue: \(error)")
         }
     }
 
