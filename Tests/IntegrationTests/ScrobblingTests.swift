@@ -40,7 +40,7 @@ import Testing
             process = try ChildProcess("/usr/bin/nice", ["-n", "15", bin + "/maloja", "run"], environment: env, captureOutput: false,
                                        outputFile: folder.appendingPathComponent("maloja.log").path, processGroup: true)
             let log = folder.appendingPathComponent("maloja.log")
-            try await waitUntil("Maloja listening", timeout: .seconds(120),
+            try await waitUntil("Maloja listening", timeout: .seconds(120), interval: .milliseconds(100),
                                 detail: (try? String(contentsOf: log, encoding: .utf8)) ?? "") { [port, process] in
                 !process.isRunning || acceptsConnections(loopbackPort: port)
             }
@@ -85,7 +85,7 @@ import Testing
             let child = try ChildProcess("/usr/bin/nice", ["-n", "15", python, script, String(port), modeFile.path, logFile.path], captureOutput: false,
                                          outputFile: logFile.path + ".err")
             process.withLock { $0 = child }
-            try await waitUntil("the switchboard listening") { acceptsConnections(loopbackPort: port) }
+            try await waitUntil("the switchboard listening", interval: .milliseconds(50)) { acceptsConnections(loopbackPort: port) }
         }
 
         func set(_ mode: String) {
@@ -147,6 +147,11 @@ import Testing
             """)
     }
 
+    /// Waits for what Maloja stored: each look runs Python, so it looks four times a second, not fifty.
+    func waitForMaloja(_ d: Daemon, _ what: String, _ condition: () async throws -> Bool) async throws {
+        try await waitUntil(what, timeout: .seconds(90), interval: .milliseconds(250), detail: "daemon log:\n\(d.log.suffix(3000))", condition)
+    }
+
     func bin() async throws -> String {
         let bin = await Self.venv.output
         try #require(FileManager.default.isExecutableFile(atPath: bin + "/maloja"), "scripts/scrobble-venv did not make the venv")
@@ -163,7 +168,7 @@ import Testing
         try configure(d, url: board.url)
         let before = Int(Date().timeIntervalSince1970)
         try await d.start([a, b])
-        try await d.waitFor("both listens in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 2 }
+        try await waitForMaloja(d, "both listens in Maloja") { try await maloja.scrobbles().count == 2 }
         let after = Int(Date().timeIntervalSince1970)
         let rows = try await maloja.scrobbles()
         #expect(rows.map(\.title) == ["First Song", "Second Song"])
@@ -209,7 +214,7 @@ import Testing
         try await d.waitFor("the daemon timing out on it", timeout: .seconds(60)) { d.log.contains("no answer in time") }
         let mark = d.log.count
         board.set("forward \(maloja.url)")
-        try await d.waitFor("both listens in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 2 }
+        try await waitForMaloja(d, "both listens in Maloja") { try await maloja.scrobbles().count == 2 }
         let rows = try await maloja.scrobbles()
         #expect(Set(rows.map(\.title)) == ["Song One", "Song Two"])
         // Never twice: each listen was in exactly one request the server accepted; unless Maloja, on a loaded machine,
@@ -249,7 +254,7 @@ import Testing
         let maloja = try await Maloja(bin: bin, folder: d.home.url)
         try await board.start("forward \(maloja.url)")
         try await d.start()
-        try await d.waitFor("all 13 listens in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 13 }
+        try await waitForMaloja(d, "all 13 listens in Maloja") { try await maloja.scrobbles().count == 13 }
         let rows = try await maloja.scrobbles()
         #expect(Array(rows.map(\.time).prefix(12)) == seeded)
         #expect(rows.last?.title == "Heard Before The Crash" && rows.last?.extra["recording_mbid"] as? String == Self.ids.recording)
@@ -297,7 +302,7 @@ import Testing
         // The right token: what was kept arrives; what was heard while scrobbling was off never does.
         d.extraEnvironment["TONEARM_TEST_TOKEN"] = Self.key
         try await d.start()
-        try await d.waitFor("the kept listen in Maloja", timeout: .seconds(90)) { try await maloja.scrobbles().count == 1 }
+        try await waitForMaloja(d, "the kept listen in Maloja") { try await maloja.scrobbles().count == 1 }
         #expect(try await maloja.scrobbles().map(\.title) == ["Kept While Refused"])
     }
 
