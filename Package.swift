@@ -178,7 +178,7 @@ let package = Package(
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields", "CLinux"]),
         .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
-        .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness"]),
+        .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness", "TagFields"]),
         .testTarget(name: "WebTests", dependencies: [
             "Web", "TonearmCore", "Playback", "DBus", "TestSupport", "DaemonHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -13,10 +13,18 @@ extension LocalLibrary: ListeningHistory, QueueContinuation {
         return "u:" + uri
     }
 
+    /// One history row per URI: the row now written for `key` takes `uri` from any other (the file's content
+    /// changed, so its old key is history of what it was), and joins with the tracks stay one to one.
+    static func claim(_ db: Database, uri: String, key: String) throws {
+        try db.execute(sql: "UPDATE history SET uri = '' WHERE uri = ? AND key <> ?", arguments: [uri, key])
+    }
+
     public func recordListen(_ listen: Listen) async throws -> TrackStats {
         let key = Self.historyKey(uri: listen.uri, title: listen.title, live: listen.isLive)
         let now = Date().timeIntervalSince1970
         return try await database.write { db in
+            // A station's songs all share its URI; only a track's row stands for its URI.
+            if !listen.isLive { try Self.claim(db, uri: listen.uri, key: key) }
             try db.execute(sql: "INSERT INTO listens (key, uri, title, artist, album, started_at, heard) VALUES (?, ?, ?, ?, ?, ?, ?)",
                            arguments: [key, listen.uri, listen.title, listen.artists.joined(separator: "; "), listen.album,
                                        listen.startedAt.timeIntervalSince1970, listen.heard])
@@ -32,6 +40,7 @@ extension LocalLibrary: ListeningHistory, QueueContinuation {
     public func recordSkip(uri: String, at date: Date) async throws -> TrackStats {
         let key = Self.historyKey(uri: uri)
         return try await database.write { db in
+            try Self.claim(db, uri: uri, key: key)
             try db.execute(sql: """
                 INSERT INTO history (key, uri, skip_count) VALUES (?, ?, 1)
                 ON CONFLICT(key) DO UPDATE SET uri = excluded.uri, skip_count = skip_count + 1
@@ -48,6 +57,7 @@ extension LocalLibrary: ListeningHistory, QueueContinuation {
     public func setRating(uri: String, halfStars: Int?) async throws -> TrackStats {
         let key = Self.historyKey(uri: uri)
         return try await database.write { db in
+            try Self.claim(db, uri: uri, key: key)
             try db.execute(sql: """
                 INSERT INTO history (key, uri, rating) VALUES (?, ?, ?)
                 ON CONFLICT(key) DO UPDATE SET uri = excluded.uri, rating = excluded.rating
@@ -124,18 +134,19 @@ extension LocalLibrary: ListeningHistory, QueueContinuation {
     /// in the last week; any such track when none is alike; nil when the library has nothing left.
     public func continuation(after recent: [TrackMetadata], excluding: Set<String>) async throws -> String? {
         let weekAgo = Date().timeIntervalSince1970 - 7 * 86_400
+        // Rows are read into values inside the read: GRDB's async read (off the caller's thread) returns only what is
+        // Sendable, and a Row is not.
         let rows = try await database.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT t.uri, t.artist, t.album_artist, t.genre, t.year FROM tracks t LEFT JOIN history h ON h.uri = t.uri
                 WHERE h.last_played IS NULL OR h.last_played < ?
-                """, arguments: [weekAgo])
+                """, arguments: [weekAgo]).map { row -> (uri: String, artist: String, albumArtist: String, genre: String?, year: Int?) in
+                (row["uri"], row["artist"], row["album_artist"], row["genre"], row["year"])
+            }
         }
         var best: (score: Int, uris: [String]) = (0, [])
-        for row in rows {
-            let uri: String = row["uri"]
+        for (uri, artist, albumArtist, genre, year) in rows {
             guard !excluding.contains(uri) else { continue }
-            let artist: String = row["artist"], albumArtist: String = row["album_artist"]
-            let genre: String? = row["genre"], year: Int? = row["year"]
             var score = 1
             for (age, m) in recent.enumerated() {
                 let weight = recent.count - age

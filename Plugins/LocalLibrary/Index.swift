@@ -11,7 +11,10 @@ enum Index {
         configuration.busyMode = .timeout(10)
         // In WAL mode NORMAL never corrupts the index; a crash may only lose the last batches, which the
         // next scan reads again. FULL would fsync every batch and halve the scan rate.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            SmartQuery.register(db)
+        }
         let pool = try DatabasePool(path: url.path, configuration: configuration)  // WAL
         try migrator.migrate(pool)
         return pool
@@ -107,6 +110,21 @@ enum Index {
                 CREATE INDEX listens_started ON listens(started_at);
                 """)
         }
+        migrator.registerMigration("v4-smart") { db in
+            // When a track joined the library (seconds since 1970), for smart playlists' `added`; rows from before
+            // take their file's modification time.
+            try db.execute(sql: """
+                ALTER TABLE tracks ADD COLUMN added REAL;
+                UPDATE tracks SET added = CASE WHEN mtime > 0 THEN mtime / 1e9 ELSE CAST(strftime('%s', 'now') AS REAL) END;
+                CREATE INDEX history_last_played ON history(last_played);
+                -- One history row per URI from now on (HistoryStore.claim): where a URI has several, the one heard
+                -- last keeps it.
+                UPDATE history SET uri = '' WHERE EXISTS (
+                    SELECT 1 FROM history o WHERE o.uri = history.uri AND o.key <> history.key
+                    AND (COALESCE(o.last_played, 0) > COALESCE(history.last_played, 0)
+                         OR (COALESCE(o.last_played, 0) = COALESCE(history.last_played, 0) AND o.key > history.key)));
+                """)
+        }
         migrator.registerMigration("v5-musicbrainz") { db in
             // MusicBrainz ids from the tags (recording, release track, release, release group, artists), as one JSON
             // text: only scrobbling reads them, never a query.
@@ -127,24 +145,25 @@ enum Index {
     static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url, "
         + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak, musicbrainz"
 
+    /// A row that begins with `trackColumns`, read by position: GRDB's lookup by name compares every column name
+    /// without case, for every row, which was most of the cost of reading thousands of tracks.
     static func track(_ row: Row) -> LibraryTrack {
-        let artUrl: String? = row["art_url"]
+        let artUrl: String? = row[11]
         return LibraryTrack(
-            path: row["path"], uri: row["uri"], title: row["title"], artist: row["artist"], album: row["album"],
-            albumArtist: row["album_artist"], genre: row["genre"], year: row["year"], trackNumber: row["track_number"],
-            discNumber: row["disc_number"], duration: row["duration"], hasCover: artUrl != nil, artUrl: artUrl,
-            loudness: loudness(row), musicBrainz: MusicBrainzIDs(stored: row["musicbrainz"]))
+            path: row[1], uri: row[0], title: row[2], artist: row[3], album: row[4],
+            albumArtist: row[5], genre: row[6], year: row[7], trackNumber: row[8],
+            discNumber: row[9], duration: row[10], hasCover: artUrl != nil, artUrl: artUrl,
+            loudness: loudness(row), musicBrainz: MusicBrainzIDs(stored: row[20]))
     }
 
     /// Tags first; what they lack is filled from the measurement (an album gain measured for a track tagged with
     /// its track gain only).
     static func loudness(_ row: Row) -> TrackLoudness? {
-        var tagged = TrackLoudness(trackGain: row["rg_track_gain"], trackPeak: row["rg_track_peak"], albumGain: row["rg_album_gain"],
-                                   albumPeak: row["rg_album_peak"], source: .tags)
-        let loudness: Double? = row["loudness"]
-        let albumLoudness: Double? = row["album_loudness"]
-        let measured = TrackLoudness(trackGain: loudness.map(TrackLoudness.gain(forLoudness:)), trackPeak: row["peak"],
-                                     albumGain: albumLoudness.map(TrackLoudness.gain(forLoudness:)), albumPeak: row["album_peak"],
+        var tagged = TrackLoudness(trackGain: row[12], trackPeak: row[13], albumGain: row[14], albumPeak: row[15], source: .tags)
+        let loudness: Double? = row[16]
+        let albumLoudness: Double? = row[18]
+        let measured = TrackLoudness(trackGain: loudness.map(TrackLoudness.gain(forLoudness:)), trackPeak: row[17],
+                                     albumGain: albumLoudness.map(TrackLoudness.gain(forLoudness:)), albumPeak: row[19],
                                      source: .measured)
         if tagged.isEmpty { return measured.isEmpty ? nil : measured }
         if tagged.trackGain == nil { tagged.trackGain = measured.trackGain; tagged.trackPeak = tagged.trackPeak ?? measured.trackPeak }

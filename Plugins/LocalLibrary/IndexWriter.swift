@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 // SQLite's C API, which GRDB is built on: rows are bound straight to the prepared statement (see `RowBinder`).
 import GRDBSQLite
@@ -19,7 +20,8 @@ struct IndexWriter {
                           "rg_track_gain", "rg_track_peak", "rg_album_gain", "rg_album_peak", "loudness_state",
                           "loudness", "peak", "album_loudness", "album_peak", "loudness_error",
                           "musicbrainz"]
-    static let insertTrack = "INSERT INTO tracks (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    /// A new row also says when it joined the library (`added`, kept by later updates).
+    static let insertTrack = "INSERT INTO tracks (\((columns + ["added"]).joined(separator: ", "))) VALUES (\((columns + ["added"]).map { _ in "?" }.joined(separator: ", ")))"
     static let updateTrack = "UPDATE tracks SET \(columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")) WHERE uri = ?"
 
     /// `foldKey(text)`, remembered for the rest of the scan (up to a few thousand values at a time).
@@ -89,7 +91,7 @@ struct IndexWriter {
         row.bindNull()
         row.bindNull()
         row.bind(tags.musicBrainz?.stored)
-        if exists { row.bind(file.uri) }
+        if exists { row.bind(file.uri) } else { row.bind(Date().timeIntervalSince1970) }
         try statement.execute()
         if hadFailure { try deleteFailure(db, uri: file.uri) }
     }

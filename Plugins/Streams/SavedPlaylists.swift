@@ -10,14 +10,17 @@ public struct PlaylistInfo: Sendable, Equatable {
     public var file: URL
     /// Saved by Tonearm (can be overwritten and removed); false for lists found in the music folders.
     public var isSaved: Bool
+    /// A smart playlist (a `.smart` rules file in the playlists folder): its tracks come from the library.
+    public var isSmart: Bool = false
     public var created: Date
     public var modified: Date
     /// When it was last played through Tonearm, if ever.
     public var played: Date?
 }
 
-/// Saved playlists under `$XDG_DATA_HOME/tonearm/playlists/` (M3U8, written atomically) and the playlist files found
-/// in the music folders; when each was last played is kept beside them in `.played.json`.
+/// Saved playlists under `$XDG_DATA_HOME/tonearm/playlists/` (M3U8, written atomically), the smart playlists' rules
+/// files there (`.smart`, listed; the library evaluates them) and the playlist files found in the music folders; when
+/// each was last played is kept beside them in `.played.json`.
 public final class SavedPlaylists: Sendable {
     public let folder: URL
     let musicFolders: [URL]
@@ -60,8 +63,8 @@ public final class SavedPlaylists: Sendable {
                 let modified = values.contentModificationDate ?? Date(timeIntervalSince1970: 0)
                 let id = Self.id(for: file)
                 out.append(PlaylistInfo(id: id, name: file.deletingPathExtension().lastPathComponent, file: file, isSaved: saved,
-                                        created: values.creationDate ?? modified, modified: modified,
-                                        played: played[id].map { Date(timeIntervalSince1970: $0) }))
+                                        isSmart: saved && SmartPlaylistFile.isSmart(file), created: values.creationDate ?? modified,
+                                        modified: modified, played: played[id].map { Date(timeIntervalSince1970: $0) }))
             }
             return out
         }
@@ -71,7 +74,7 @@ public final class SavedPlaylists: Sendable {
         let manager = FileManager.default
         var out: [(URL, Bool)] = []
         let saved = (try? manager.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil, options: [.skipsHiddenFiles])) ?? []
-        for file in saved.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) where PlaylistFormat.named(path: file.path) != nil {
+        for file in saved.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) where PlaylistFormat.named(path: file.path) != nil || SmartPlaylistFile.isSmart(file) {
             out.append((file, true))
         }
         return out + musicFolderPlaylists().map { ($0, false) }

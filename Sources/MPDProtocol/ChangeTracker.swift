@@ -96,7 +96,7 @@ public final class ChangeTracker: Sendable {
         var out: Set<IdleSubsystem> = []
         if old.status != now.status || old.current?.id != now.current?.id || old.current != now.current { out.insert(.player) }
         if old.volume != now.volume { out.insert(.mixer) }
-        if old.loop != now.loop || old.shuffle != now.shuffle { out.insert(.options) }
+        if old.loop != now.loop || old.shuffle != now.shuffle || old.continueMode != now.continueMode { out.insert(.options) }
         if !old.hasSameEntries(as: now) { out.insert(.playlist) }
         return out
     }

@@ -17,6 +17,13 @@ extension CommandExecutor {
             let (directories, songs) = database.children(of: path)
             for directory in directories { r.line("directory", directory) }
             for song in songs { r.append(name == "lsinfo" ? song.lines() : "file: \(song.file)\n") }
+            // As mpd does for old clients, the root's lsinfo lists the stored playlists too (mpc lsplaylists reads it).
+            if name == "lsinfo", path.isEmpty, let store = playlists, let stored = try? store.playlists() {
+                for playlist in stored.sorted(by: { $0.name < $1.name }) {
+                    r.line("playlist", playlist.name)
+                    r.line("Last-Modified", Self.timestamp(playlist.modified))
+                }
+            }
         case "listall", "listallinfo":
             try count(name, a, 0...1)
             let database = try await library.current()

@@ -93,6 +93,20 @@ extension CommandExecutor {
         case "consume":
             try count(name, a, 1...1)
             guard try !Self.boolean(a[0]) else { throw .notSupported("consume mode") }
+        case "continue":
+            // Tonearm's own option, set like consume: 0 or off, 1 or similar, or a playlist (playlist:NAME or NAME)
+            // whose next track not queued is added as the queue is about to end. status says which.
+            try count(name, a, 1...1)
+            let mode: ContinueMode = switch a[0] {
+            case "0", "off": .off
+            case "1", "similar": .similar
+            default: ContinueMode(a[0]) ?? .playlist(a[0])
+            }
+            do {
+                try await player.setContinueMode(mode)
+            } catch {
+                throw MPDAck(.arg, (error as? TonearmError)?.message ?? "\(error)")
+            }
         case "crossfade":
             try count(name, a, 1...1)
             guard let seconds = Int(a[0]), seconds >= 0 else { throw MPDAck(.arg, "Integer expected: \(a[0])") }

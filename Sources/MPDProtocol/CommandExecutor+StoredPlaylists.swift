@@ -20,7 +20,7 @@ extension CommandExecutor {
             }
         case "listplaylist", "listplaylistinfo":
             try count(name, a, 1...2)
-            let uris = try entries(store, a[0])
+            let uris = try await entries(store, a[0])
             let window = a.count > 1 ? try Self.range(a[1], count: uris.count) : uris.indices
             let database = try await library.current()
             for uri in uris[window] {
@@ -34,7 +34,7 @@ extension CommandExecutor {
             }
         case "load":
             try count(name, a, 1...3)
-            let uris = try entries(store, a[0])
+            let uris = try await entries(store, a[0])
             let window = a.count > 1 ? try Self.range(a[1], count: uris.count) : uris.indices
             let position = try await insertPosition(a.count > 2 ? a[2] : nil)
             guard !window.isEmpty else { return }
@@ -51,7 +51,7 @@ extension CommandExecutor {
             let exists = store.exists(a[0])
             if mode == "create", exists { throw MPDAck(.exist, "Playlist already exists") }
             if mode != "create", !exists { throw MPDAck(.noExist, "No such playlist") }
-            let before = mode == "append" ? try entries(store, a[0]) : []
+            let before = try await mode == "append" ? entries(store, a[0]) : []
             try change(store, a[0], before + queue)
         case "rm":
             try count(name, a, 1...1)
@@ -60,13 +60,14 @@ extension CommandExecutor {
             tracker.notify([.storedPlaylist])
         case "rename":
             try count(name, a, 2...2)
-            let uris = try entries(store, a[0])
+            try editable(store, a[0])
+            let uris = try await entries(store, a[0])
             guard !store.exists(a[1]) else { throw MPDAck(.exist, "Playlist already exists") }
             try change(store, a[1], uris)
             try attempt { try store.remove(a[0]) }
         case "playlistadd":
             try count(name, a, 2...3)
-            var uris = store.exists(a[0]) ? try entries(store, a[0]) : []
+            var uris = try await store.exists(a[0]) ? entries(store, a[0]) : []
             let added = try await self.uris(for: a[1], single: false)
             if a.count > 2 {
                 guard let at = Int(a[2]), at >= 0, at <= uris.count else { throw .badSongIndex() }
@@ -81,12 +82,12 @@ extension CommandExecutor {
             try change(store, a[0], [])
         case "playlistdelete":
             try count(name, a, 2...2)
-            var uris = try entries(store, a[0])
+            var uris = try await entries(store, a[0])
             uris.removeSubrange(try Self.range(a[1], count: uris.count))
             try change(store, a[0], uris)
         case "playlistmove":
             try count(name, a, 3...3)
-            var uris = try entries(store, a[0])
+            var uris = try await entries(store, a[0])
             let from = try Self.range(a[1], count: uris.count)
             guard let to = Int(a[2]), to >= 0 else { throw .badSongIndex() }
             let moving = Array(uris[from])
@@ -101,15 +102,15 @@ extension CommandExecutor {
             var songs = database.songs.filter(try filter.predicate(foldCase: name == "searchaddpl"))
             if let sort { songs = Self.sorted(songs, by: sort) }
             if let window { songs = Array(songs[window.clamped(to: songs.indices)]) }
-            let before = store.exists(a[0]) ? try entries(store, a[0]) : []
+            let before = try await store.exists(a[0]) ? entries(store, a[0]) : []
             try change(store, a[0], before + songs.map(\.uri))
         default:
             throw .unknownCommand(name)
         }
     }
 
-    private func entries(_ store: any MPDPlaylistStore, _ name: String) throws(MPDAck) -> [String] {
-        do { return try store.uris(of: name) } catch {
+    private func entries(_ store: any MPDPlaylistStore, _ name: String) async throws(MPDAck) -> [String] {
+        do { return try await store.uris(of: name) } catch {
             // Only a failed read asks which failure it was (one folder listing per command, not two).
             guard store.exists(name) else { throw MPDAck(.noExist, "No such playlist") }
             throw MPDAck(.system, (error as? TonearmError)?.message ?? "\(error)")
@@ -117,8 +118,16 @@ extension CommandExecutor {
     }
 
     private func change(_ store: any MPDPlaylistStore, _ name: String, _ uris: [String]) throws(MPDAck) {
+        try editable(store, name)
         try attempt { try store.write(name, uris: uris) }
         tracker.notify([.storedPlaylist])
+    }
+
+    /// A smart playlist changes only through its rules file.
+    private func editable(_ store: any MPDPlaylistStore, _ name: String) throws(MPDAck) {
+        if store.isSmart(name) {
+            throw MPDAck(.system, "\(name) is a smart playlist: its tracks come from its rules (edit \(name).smart in the playlists folder)")
+        }
     }
 
     /// The store's own error, as mpd's ACK for a playlist that cannot be read or written.

@@ -156,7 +156,7 @@ public final class CommandExecutor: Sendable {
         case "stats": try await stats(&r)
         // Playback
         case "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur",
-             "setvol", "volume", "getvol", "repeat", "random", "single", "consume", "crossfade":
+             "setvol", "volume", "getvol", "repeat", "random", "single", "consume", "crossfade", "continue":
             try await playback(name, a, &r)
         // Queue
         case "add", "addid", "delete", "deleteid", "move", "moveid", "clear", "shuffle", "swap", "swapid",
@@ -211,7 +211,7 @@ public final class CommandExecutor: Sendable {
         "channels", "readmessages", "listmounts", "listneighbors", "replay_gain_status", "replay_gain_mode", "clearerror",
         "status", "currentsong", "stats", "idle", "noidle",
         "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur", "setvol", "volume", "getvol",
-        "repeat", "random", "single", "consume", "crossfade",
+        "repeat", "random", "single", "consume", "crossfade", "continue",
         "add", "addid", "delete", "deleteid", "move", "moveid", "clear", "shuffle", "swap", "swapid",
         "playlistinfo", "playlistid", "plchanges", "plchangesposid", "playlistfind", "playlistsearch",
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "list", "count",
@@ -243,6 +243,7 @@ public final class CommandExecutor: Sendable {
         r.line("random", view.shuffle ? 1 : 0)
         r.line("single", view.loop == .track ? 1 : 0)
         r.line("consume", 0)
+        r.line("continue", player.state.snapshot.continueMode.text)
         r.line("partition", "default")
         r.line("playlist", version)
         r.line("playlistlength", view.tracks.count)

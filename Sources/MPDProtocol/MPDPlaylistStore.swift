@@ -5,12 +5,14 @@ import Foundation
 public protocol MPDPlaylistStore: Sendable {
     /// Every playlist's name and when it last changed.
     func playlists() throws -> [(name: String, modified: Date)]
-    /// The entries' URIs in order; throws when there is no such playlist.
-    func uris(of name: String) throws -> [String]
+    /// The entries' URIs in order (a smart playlist's as they are now); throws when there is no such playlist.
+    func uris(of name: String) async throws -> [String]
     /// Writes the playlist whole (creating or replacing it).
     func write(_ name: String, uris: [String]) throws
     /// Deletes it; throws when there is no such playlist.
     func remove(_ name: String) throws
+    /// Whether it is a smart playlist: listed, read and loaded, but changed only by editing its rules.
+    func isSmart(_ name: String) -> Bool
 }
 
 extension MPDPlaylistStore {

@@ -149,7 +149,7 @@ final class EventForwarder: Sendable {
             }
             let mode = snapshot.continueMode
             if sent.withLock({ sent in defer { sent.continueMode = mode }; return sent.continueMode != mode }) {
-                connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name, changed: ["Continue": .string(mode.rawValue)])
+                connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name, changed: ["Continue": .string(mode.text)])
             }
             if tracksChanged {
                 connection.emitPropertiesChanged(path: path, interface: MPRISService.trackListInterface, changed: [:], invalidated: ["Tracks"])

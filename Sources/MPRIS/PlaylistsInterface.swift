@@ -131,7 +131,7 @@ struct TonearmPlaylistsInterface: DBusInterfaceHandler {
                 let all = try face.playlists.playlists(ordering: "User", reversed: false)
                 return [.array(element: "(ossb)", all.map { .structure([.objectPath($0.id), .string($0.name), .string($0.uri), .bool($0.isSaved)]) })]
             case "Show":
-                let entries = try face.playlists.entries(a[0].stringValue ?? "")
+                let entries = try await face.playlists.entries(a[0].stringValue ?? "")
                 return [.array(element: "(ssx)", entries.map { .structure([.string($0.uri), .string($0.title), .int64($0.seconds)]) })]
             case "Save":
                 let tracks = await face.player.tracks

@@ -60,7 +60,7 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         switch property {
         case "TickInterval": return .int64(Self.microseconds(s.tickInterval))
         case "ReplayGainMode": return .string(s.replayGainMode.rawValue)
-        case "Continue": return .string(s.continueMode.rawValue)
+        case "Continue": return .string(s.continueMode.text)
         case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
         case "Buffering": return .int32(Int32(s.buffering))
         case "Outputs":
@@ -85,8 +85,8 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
         case "Continue":
-            guard let text = value.stringValue, let mode = ContinueMode(rawValue: text) else {
-                throw TonearmError.invalidValue("Continue is off or similar").dbus
+            guard let text = value.stringValue, let mode = ContinueMode(text) else {
+                throw TonearmError.invalidValue("Continue is off, similar or playlist:NAME").dbus
             }
             try await bridged { try await player.setContinueMode(mode) }
         case "Output":

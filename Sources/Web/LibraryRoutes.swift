@@ -70,7 +70,7 @@ extension WebFace {
                 let name = context.parameters.get("name") ?? ""
                 let playlists = try self.needPlaylists()
                 let record = try playlists.playlist(name)
-                let entries = try playlists.entries(name)
+                let entries = try await playlists.entries(name)
                 return WebResponses.json(["name": .string(record.name), "uri": .string(record.uri), "entries": .array(entries.map {
                     ["uri": .string($0.uri), "title": .string($0.title), "length": $0.seconds < 0 ? .null : .int($0.seconds)]
                 })])

@@ -216,23 +216,26 @@ struct Pick: AsyncParsableCommand {
     }
 }
 
-/// `tonearm continue [off|similar]`: whether the queue is kept from running dry.
+/// `tonearm continue [off|similar|playlist:NAME]`: whether the queue is kept from running dry, and how.
 struct ContinueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "continue",
         abstract: "Print or set what keeps the queue from running dry.",
         discussion: """
             similar: as the last track starts, a library track like the last ones heard (same artist, album artist, \
-            genre or decade), not heard for a week, is added at the end, so it follows gaplessly. off: the queue \
-            stops at its end. Lasts until the daemon restarts.
+            genre or decade), not heard for a week, is added at the end, so it follows gaplessly. playlist:NAME: the \
+            playlist's next track that is not in the queue is added instead (a smart playlist's, as its rules select \
+            them then). off: the queue stops at its end. Lasts until the daemon restarts.
             """
     )
 
-    @Argument(help: ArgumentHelp("off or similar.", valueName: "mode"))
+    @Argument(help: ArgumentHelp("off, similar or playlist:NAME.", valueName: "mode"))
     var mode: String?
 
     func validate() throws {
-        if let mode, !["off", "similar"].contains(mode) { throw ValidationError("'\(mode)' is not a mode: use off or similar") }
+        if let mode, !["off", "similar"].contains(mode), !(mode.hasPrefix("playlist:") && mode.count > 9) {
+            throw ValidationError("'\(mode)' is not a mode: use off, similar or playlist:NAME")
+        }
     }
 
     func run() async throws {

@@ -25,9 +25,10 @@ struct Playlist: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Save the queue as a playlist, list, show, load and remove playlists.",
         discussion: """
-            Playlists are saved as M3U8 files in $XDG_DATA_HOME/tonearm/playlists/; playlist files (M3U, \
-            M3U8, PLS, XSPF) in the music folders are listed too and can be loaded, but never removed. A \
-            playlist is named by its name or its id (/org/tonearm/playlist/…).
+            Playlists are saved as M3U8 files in $XDG_DATA_HOME/tonearm/playlists/; smart playlists are \
+            NAME.smart rules files there (see the README), whose tracks the library selects each time they are \
+            read; playlist files (M3U, M3U8, PLS, XSPF) in the music folders are listed too and can be loaded, \
+            but never removed. A playlist is named by its name or its id (/org/tonearm/playlist/…).
             """,
         subcommands: [PlaylistList.self, PlaylistShow.self, PlaylistSave.self, PlaylistLoad.self, PlaylistRemove.self],
         defaultSubcommand: PlaylistList.self
@@ -43,7 +44,7 @@ struct Playlist: AsyncParsableCommand {
 struct PlaylistList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List the playlists.",
-        discussion: "--json prints [{\"id\", \"name\", \"uri\", \"saved\"}].")
+        discussion: "--json prints [{\"id\", \"name\", \"uri\", \"saved\", \"smart\"}].")
 
     @OptionGroup var output: JSONOption
 
@@ -53,15 +54,18 @@ struct PlaylistList: AsyncParsableCommand {
         if output.json {
             Output.line(JSONValue.array(rows.map { f in
                 .object([("id", .string(f[0].stringValue)), ("name", .string(f[1].stringValue)), ("uri", .string(f[2].stringValue)),
-                         ("saved", .bool(f[3].boolValue ?? false))])
+                         ("saved", .bool(f[3].boolValue ?? false)), ("smart", .bool(Self.isSmart(f)))])
             }).serialized)
             return
         }
         if rows.isEmpty { return Output.error("(no playlists: `tonearm playlist save NAME` saves the queue)") }
         Output.out(TextTable(alignments: [.left, .left], rows: rows.map { f in
-            [f[1].stringValue ?? "", (f[3].boolValue ?? false) ? "saved" : (f[2].stringValue ?? "")]
+            [f[1].stringValue ?? "", Self.isSmart(f) ? "smart" : (f[3].boolValue ?? false) ? "saved" : (f[2].stringValue ?? "")]
         }).rendered)
     }
+
+    /// A smart playlist is a saved `.smart` rules file.
+    static func isSmart(_ f: [DBusValue]) -> Bool { (f[3].boolValue ?? false) && (f[2].stringValue ?? "").hasSuffix(".smart") }
 }
 
 struct PlaylistShow: AsyncParsableCommand {

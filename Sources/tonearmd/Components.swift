@@ -76,23 +76,25 @@ struct Components {
             throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
         }
         let library = library
+        // One store of saved playlists for every face (MPRIS Playlists and the CLI, and MPD's stored playlists), and
+        // what a queue continues from.
+        let playlists = PlaylistCatalog(saved: SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
+                                                              musicFolders: librarySettings.folders,
+                                                              maximumEntries: streamsSettings.playlistMaxEntries),
+                                        library: library, logger: Logger(label: "tonearm.playlists"))
         // MIDI first (it knows MIDI files by content, wherever they are); then the library, which answers for files
         // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
         player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
                         stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                         lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
                         reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
-                        configuredOutput: settings.outputs.start, history: library, continuation: library)
+                        configuredOutput: settings.outputs.start, history: librarySettings.history ? library : nil, continuation: playlists)
         shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,
                                 logger: Logger(label: "tonearm.shares")) { file in
             await library.index(file)
         }
         localSend = LocalSend(settings: localSendSettings, shares: shares)
         // Exported now (calls stay held) and subscribed to the library's events before the library starts.
-        // One store of saved playlists for both faces (MPRIS Playlists and the CLI, and MPD's stored playlists).
-        let playlists = SavedPlaylists(folder: dirs.dataFolder.appendingPathComponent("playlists"),
-                                       musicFolders: librarySettings.folders,
-                                       maximumEntries: streamsSettings.playlistMaxEntries)
         let waveforms = WaveformService(media: media, folder: dirs.waveformCache)
         let web = settings.web.enabled
             ? WebFace(settings: settings.web, player: player, library: library, shares: shares, playlists: playlists,

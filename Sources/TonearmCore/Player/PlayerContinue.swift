@@ -1,11 +1,15 @@
 import Foundation
 
 /// A queue that never runs dry: when the last track starts (so the next one is there in time for a gapless
-/// hand-over), the continuation adds one like the last ones heard.
+/// hand-over), the continuation adds one like the last ones heard, or the next of a playlist.
 extension Player {
     /// Sets what is added as the queue is about to end; turned on while the last track plays, it adds at once.
-    public func setContinueMode(_ mode: ContinueMode) throws {
+    /// A playlist is read once first, so one that does not exist or whose rules are wrong is refused at once.
+    public func setContinueMode(_ mode: ContinueMode) async throws {
         guard mode == .off || continuation != nil else { throw TonearmError(.failed, "there is no library to continue from") }
+        if case .playlist(let name) = mode, let continuation {
+            _ = try await continuation.continuation(playlist: name, excluding: [])
+        }
         continueMode = mode
         publish()
         if mode != .off, status != .stopped { continueIfEnding(heard: nil) }
@@ -26,8 +30,15 @@ extension Player {
     private func continueQueue(from continuation: any QueueContinuation, after recent: [TrackMetadata], excluding queued: Set<String>) async {
         defer { continuing = false }
         do {
-            guard let uri = try await continuation.continuation(after: recent, excluding: queued) else {
-                logger.info("continue: nothing in the library fits")
+            let mode = continueMode
+            let next: String?
+            switch mode {
+            case .off: return
+            case .similar: next = try await continuation.continuation(after: recent, excluding: queued)
+            case .playlist(let name): next = try await continuation.continuation(playlist: name, excluding: queued)
+            }
+            guard let uri = next else {
+                logger.info(mode == .similar ? "continue: nothing in the library fits" : "continue: \(mode.text) has nothing left that is not queued")
                 return
             }
             _ = try await add([uri], at: .end)

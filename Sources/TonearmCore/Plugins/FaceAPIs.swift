@@ -160,7 +160,7 @@ public struct PlaylistRecord: Sendable, Equatable {
     }
 }
 
-/// Saved playlists and those in the music folders, as the playlist interfaces see them.
+/// Saved playlists, smart playlists and those in the music folders, as the playlist interfaces see them.
 public protocol PlaylistsAPI: Sendable {
     /// The orderings `playlists` takes (MPRIS Playlist_Ordering values).
     var orderings: [String] { get }
@@ -168,8 +168,8 @@ public protocol PlaylistsAPI: Sendable {
     func playlists(ordering: String, reversed: Bool) throws -> [PlaylistRecord]
     /// The playlist with this name (saved ones first) or id.
     func playlist(_ nameOrID: String) throws -> PlaylistRecord
-    /// Its entries: URI, title ("" when none), length in seconds (-1 when unknown).
-    func entries(_ nameOrID: String) throws -> [(uri: String, title: String, seconds: Int64)]
+    /// Its entries: URI, title ("" when none), length in seconds (-1 when unknown); a smart playlist's as they are now.
+    func entries(_ nameOrID: String) async throws -> [(uri: String, title: String, seconds: Int64)]
     /// Saves the tracks as the playlist `name` (replacing a saved one of that name).
     func save(_ name: String, tracks: [Track]) throws -> PlaylistRecord
     /// Removes a saved playlist.
