@@ -125,6 +125,15 @@ enum Index {
                          OR (COALESCE(o.last_played, 0) = COALESCE(history.last_played, 0) AND o.key > history.key)));
                 """)
         }
+        migrator.registerMigration("v5-musicbrainz") { db in
+            // MusicBrainz ids from the tags (recording, release track, release, release group, artists), as one JSON
+            // text: only scrobbling reads them, never a query.
+            try db.execute(sql: """
+                ALTER TABLE tracks ADD COLUMN musicbrainz TEXT;
+                -- Rows scanned before hold no ids: the next scan reads every file again.
+                UPDATE tracks SET mtime = -1;
+                """)
+        }
         return migrator
     }
 
@@ -134,7 +143,7 @@ enum Index {
     }
 
     static let trackColumns = "uri, path, title, artist, album, album_artist, genre, year, track_number, disc_number, duration, art_url, "
-        + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak"
+        + "rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, loudness, peak, album_loudness, album_peak, musicbrainz"
 
     /// A row that begins with `trackColumns`, read by position: GRDB's lookup by name compares every column name
     /// without case, for every row, which was most of the cost of reading thousands of tracks.
@@ -144,7 +153,7 @@ enum Index {
             path: row[1], uri: row[0], title: row[2], artist: row[3], album: row[4],
             albumArtist: row[5], genre: row[6], year: row[7], trackNumber: row[8],
             discNumber: row[9], duration: row[10], hasCover: artUrl != nil, artUrl: artUrl,
-            loudness: loudness(row))
+            loudness: loudness(row), musicBrainz: MusicBrainzIDs(stored: row[20]))
     }
 
     /// Tags first; what they lack is filled from the measurement (an album gain measured for a track tagged with

@@ -18,7 +18,8 @@ struct IndexWriter {
                           "year", "track_number", "disc_number", "duration", "art_url", "title_key", "artist_key", "album_key",
                           "album_artist_key", "genre_key", "path_key", "generation",
                           "rg_track_gain", "rg_track_peak", "rg_album_gain", "rg_album_peak", "loudness_state",
-                          "loudness", "peak", "album_loudness", "album_peak", "loudness_error"]
+                          "loudness", "peak", "album_loudness", "album_peak", "loudness_error",
+                          "musicbrainz"]
     /// A new row also says when it joined the library (`added`, kept by later updates).
     static let insertTrack = "INSERT INTO tracks (\((columns + ["added"]).joined(separator: ", "))) VALUES (\((columns + ["added"]).map { _ in "?" }.joined(separator: ", ")))"
     static let updateTrack = "UPDATE tracks SET \(columns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")) WHERE uri = ?"
@@ -89,6 +90,7 @@ struct IndexWriter {
         row.bindNull()
         row.bindNull()
         row.bindNull()
+        row.bind(tags.musicBrainz?.stored)
         if exists { row.bind(file.uri) } else { row.bind(Date().timeIntervalSince1970) }
         try statement.execute()
         if hadFailure { try deleteFailure(db, uri: file.uri) }

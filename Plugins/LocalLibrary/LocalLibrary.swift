@@ -340,6 +340,7 @@ public final class LocalLibrary: SourcePlugin {
         out.length = Int64((tags.duration * 1_000_000).rounded())
         if let picture = tags.picture, let art = try? artCache.store(picture) { out.artUrl = art.absoluteString }
         out.loudness = tags.loudness ?? out.loudness
+        out.musicBrainz = tags.musicBrainz ?? out.musicBrainz
         return out
     }
 

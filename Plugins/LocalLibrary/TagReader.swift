@@ -18,6 +18,8 @@ struct FileTags: Sendable, Equatable {
     var picture: [UInt8]?
     /// REPLAYGAIN_* / R128_* gains from the tags (TagLib's property map, every format).
     var loudness: TrackLoudness?
+    /// MUSICBRAINZ_* ids (TagLib's property map, every format).
+    var musicBrainz: MusicBrainzIDs?
 }
 
 /// Reads tags with TagLib's C API, plus what that API lacks (album artist, disc number, pictures, exact lengths,
@@ -108,7 +110,9 @@ enum TagReader {
         tags.discNumber = container.discNumber
         tags.duration = duration
         tags.picture = container.picture
-        tags.loudness = path.withCString { (try? TagFields.read(String(cString: $0))).flatMap(TrackLoudness.init(tagFields:)) }
+        let fields = path.withCString { try? TagFields.read(String(cString: $0)) }
+        tags.loudness = fields.flatMap(TrackLoudness.init(tagFields:))
+        tags.musicBrainz = fields.flatMap(MusicBrainzIDs.init(tagFields:))
         return .tags(tags)
     }
 }

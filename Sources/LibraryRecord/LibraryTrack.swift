@@ -25,11 +25,15 @@ public struct LibraryTrack: Sendable, Codable, Equatable {
     public var artUrl: String?
     /// ReplayGain figures: from the tags, else measured by Tonearm; nil when neither is known yet.
     public var loudness: TrackLoudness?
+    /// MusicBrainz ids from the tags, when they have any.
+    public var musicBrainz: MusicBrainzIDs?
 
     public init(path: String, uri: String, title: String, artist: String, album: String, albumArtist: String,
                 genre: String? = nil, year: Int? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-                duration: Double, hasCover: Bool, artUrl: String?, loudness: TrackLoudness? = nil) {
+                duration: Double, hasCover: Bool, artUrl: String?, loudness: TrackLoudness? = nil,
+                musicBrainz: MusicBrainzIDs? = nil) {
         self.loudness = loudness
+        self.musicBrainz = musicBrainz
         self.path = path
         self.uri = uri
         self.title = title

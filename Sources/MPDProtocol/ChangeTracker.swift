@@ -82,7 +82,8 @@ public final class ChangeTracker: Sendable {
                 return [.options]
             case .outputChanged, .outputFailed:
                 return [.output]
-            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged, .buffering:
+            case .tick, .trackListReplaced, .trackAdded, .trackRemoved, .tickIntervalChanged, .lyricsChanged, .lyricsLineChanged, .buffering,
+                 .nowPlaying, .listened:
                 return []
             }
         }

@@ -193,6 +193,8 @@ final class EventForwarder: Sendable {
         case .outputFailed(let name, let message):
             connection.emitSignal(path: path, interface: TonearmPlayerInterface.name, member: "OutputFailed",
                                   arguments: [.string(name), .string(message)])
+        case .nowPlaying, .listened:
+            break  // for scrobblers; the bus says what plays through Metadata, and the history through the library
         }
     }
 }

@@ -113,7 +113,7 @@ extension WebFace {
                     "start": start < 0 ? .null : .seconds(micro: start), "text": .string(text)]
         case .outputFailed(let name, let message):
             return ["type": "outputFailed", "sequence": sequence, "name": .string(name), "message": .string(message)]
-        case .tickIntervalChanged, .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged:
+        case .tickIntervalChanged, .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged, .nowPlaying, .listened:
             return nil
         }
     }

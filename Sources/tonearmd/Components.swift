@@ -7,6 +7,7 @@ import MPDProtocol
 import MPRIS
 import Playback
 import ReceivedShares
+import Scrobble
 import LocalSend
 import Streams
 import UPnP
@@ -31,6 +32,8 @@ struct Components {
     let web: WebFace?
     /// The UPnP media renderer, when `[plugins.upnp]` enables it.
     let upnp: UPnPRenderer?
+    /// The scrobbler, when `[plugins.scrobble]` enables it; it follows the player from here on.
+    let scrobbler: Scrobbler?
     private let settings: Configuration
     private let dirs: XDGDirectories
     private let media: GStreamerMedia
@@ -105,6 +108,9 @@ struct Components {
         upnp = plugins.upnp.enabled
             ? UPnPRenderer(settings: plugins.upnp, player: player, mimeTypes: media.supportedMimeTypes(),
                            storageFolder: dirs.dataFolder.appendingPathComponent("upnp"), logger: Logger(label: "tonearm.upnp")) : nil
+        scrobbler = plugins.scrobble.enabled
+            ? Scrobbler(settings: plugins.scrobble, events: player.events, storageFolder: dirs.dataFolder.appendingPathComponent("scrobble"),
+                        logger: Logger(label: "tonearm.scrobble")) : nil
         // The MPD face follows the player from now on (its playlist version counts the restore too).
         mpd = settings.mpdProtocol.enabled
             ? MPDServer(settings: settings.mpdProtocol, player: player, library: library,

@@ -75,6 +75,7 @@ struct EffectiveConfig {
         ])
         add("localsend", written("localsend"), plugins.localSend.values)
         add("upnp", written("upnp"), plugins.upnp.values)
+        add("scrobble", written("scrobble"), plugins.scrobble.values)
         add("streams", written("streams"), plugins.streams.values)
         for (name, section) in settings.pluginSections.sorted(by: { $0.key < $1.key }) where !PluginSettings.names.contains(name) {
             for (key, value) in section.sorted(by: { $0.key < $1.key }) {

@@ -1,4 +1,5 @@
 import MPDProtocol
+import Scrobble
 import ServiceLifecycle
 import UPnP
 import Web
@@ -14,6 +15,7 @@ protocol NetworkFace: Sendable {
 extension MPDServer: NetworkFace {}
 extension WebFace: NetworkFace {}
 extension UPnPRenderer: NetworkFace {}
+extension Scrobbler: NetworkFace {}
 
 /// A network face listening from its turn until the group shuts down.
 struct FaceService<Face: NetworkFace>: DaemonService {

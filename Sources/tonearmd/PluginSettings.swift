@@ -3,6 +3,7 @@ import LocalLibrary
 import LocalSend
 import MIDI
 import ReceivedShares
+import Scrobble
 import Streams
 import TonearmCore
 import UPnP
@@ -16,9 +17,10 @@ struct PluginSettings {
     var localSend: LocalSendSettings
     var streams: StreamsSettings
     var upnp: UPnPSettings
+    var scrobble: ScrobbleSettings
 
     /// The plugins this daemon has; any other `[plugins.NAME]` is shown by `tonearm config` as read by nobody.
-    static let names: Set<String> = ["library", "midi", "shares", "localsend", "streams", "upnp"]
+    static let names: Set<String> = ["library", "midi", "shares", "localsend", "streams", "upnp", "scrobble"]
 
     init(_ settings: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) throws(TonearmError) {
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
@@ -29,5 +31,6 @@ struct PluginSettings {
         localSend = try LocalSendSettings(section: section("localsend"))
         streams = try StreamsSettings(section: section("streams"))
         upnp = try UPnPSettings(section: section("upnp"))
+        scrobble = try ScrobbleSettings(section: section("scrobble"))
     }
 }

@@ -93,6 +93,8 @@ struct Tonearmd: AsyncParsableCommand {
         let services: [(any DaemonService)?] = [
             parts.engine,
             PlayerService(player: parts.player, turn: order.next("player")),
+            // Right after the player: listens queued by the last run are sent while the rest starts.
+            parts.scrobbler.map { FaceService(face: $0, turn: order.next("scrobble")) },
             PluginService(plugin: parts.midi, context: parts.context(for: parts.midi), title: "MIDI",
                           turn: order.next("midi"), logger: logger),
             PluginService(plugin: parts.shares, context: parts.context(for: parts.shares), title: "received shares",

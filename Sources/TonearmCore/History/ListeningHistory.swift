@@ -32,8 +32,14 @@ public struct Listen: Sendable, Equatable, Codable {
     public var heard: Double
     /// A song of a live stream (counted per title, by the station's URI and the title).
     public var isLive: Bool
+    /// What a scrobble says beside the above (not kept by the history): the track's length in seconds, its number on
+    /// the album, and its MusicBrainz ids.
+    public var length: Double?
+    public var trackNumber: Int?
+    public var musicBrainz: MusicBrainzIDs?
 
-    public init(uri: String, title: String?, artists: [String], album: String?, startedAt: Date, heard: Double, isLive: Bool = false) {
+    public init(uri: String, title: String?, artists: [String], album: String?, startedAt: Date, heard: Double, isLive: Bool = false,
+                length: Double? = nil, trackNumber: Int? = nil, musicBrainz: MusicBrainzIDs? = nil) {
         self.uri = uri
         self.title = title
         self.artists = artists
@@ -41,6 +47,9 @@ public struct Listen: Sendable, Equatable, Codable {
         self.startedAt = startedAt
         self.heard = heard
         self.isLive = isLive
+        self.length = length
+        self.trackNumber = trackNumber
+        self.musicBrainz = musicBrainz
     }
 }
 

@@ -28,6 +28,11 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputChanged(name: String, problem: String)
     /// The current output failed (could not open, or stopped taking audio): playback holds paused, reconnecting.
     case outputFailed(name: String, message: String)
+    /// A track (or a live stream's song) began to be heard: what a scrobbler sends as "playing now". Not sent again on
+    /// a resume or a seek.
+    case nowPlaying(TrackID, TrackMetadata)
+    /// A listen counted (half the track or 4 minutes heard), with or without a listening history to keep it.
+    case listened(Listen)
 }
 
 /// The player's state as the faces see it: MPRIS properties, the MPD face's status and queue, and the rest.

@@ -9,7 +9,9 @@ enum HistoryWork: Sendable {
 }
 
 /// Listening history: the PlayCounter decides what counts, the history store keeps it, and the stats come back into
-/// the track's metadata (MPRIS xesam:useCount and the rest).
+/// the track's metadata (MPRIS xesam:useCount and the rest). The counter runs with or without a history: what starts
+/// to be heard and every listen that counts also go out on the event fan-out (`nowPlaying`, `listened`), for a
+/// scrobbler.
 extension Player {
     func startHistory() {
         guard let history else { return }
@@ -40,7 +42,6 @@ extension Player {
     var isBeingHeard: Bool { status == .playing && engine.pipelineState == .playing && reconnector.level >= 100 }
 
     func observeListening() {
-        guard history != nil else { return }
         if status == .stopped {
             countListening(counter.stopped(at: .now))
         } else {
@@ -50,23 +51,26 @@ extension Player {
 
     /// A track began to be heard.
     func listeningStarted(_ id: TrackID) {
-        guard history != nil, let track = queue.track(id) else { return }
+        guard let track = queue.track(id) else { return }
         let live = track.metadata.isLive == true
         countListening(counter.started(id, title: live ? track.metadata.title : nil, length: live ? nil : track.metadata.length,
                                        playing: isBeingHeard, at: .now))
         if !live { historyQueue?.yield(.refresh(id, uri: track.uri)) }
+        emit(.nowPlaying(id, track.metadata))
     }
 
     /// The user moved on from what was being heard (Next, Previous, a pick, a new queue).
     func listeningMovedOn() {
-        guard history != nil else { return }
         countListening(counter.movedOn(at: .now, playing: isBeingHeard))
     }
 
     /// A live stream's song changed.
     func listeningTitleChanged(_ id: TrackID, _ title: String?) {
-        guard history != nil else { return }
-        countListening(counter.titleChanged(id, to: title, playing: isBeingHeard, at: .now))
+        let actions = counter.titleChanged(id, to: title, playing: isBeingHeard, at: .now)
+        countListening(actions)
+        if counter.listening?.id == id, counter.listening?.title == title, let track = queue.track(id) {
+            emit(.nowPlaying(id, track.metadata))
+        }
     }
 
     private func countListening(_ actions: [PlayCounter.Action]) {
@@ -76,9 +80,14 @@ extension Player {
                 guard let track = queue.track(id) else { continue }
                 let m = track.metadata
                 let began = Date().addingTimeInterval(-Double(startedAt.duration(to: .now) / .milliseconds(1)) / 1000)
+                let live = m.isLive == true
+                // A live stream's song has no length of its own, and the station's ids are not the song's.
                 let listen = Listen(uri: m.url, title: title ?? m.title, artists: m.artists, album: m.album, startedAt: began,
-                                    heard: Double(heard / .milliseconds(1)) / 1000, isLive: m.isLive == true)
+                                    heard: Double(heard / .milliseconds(1)) / 1000, isLive: live,
+                                    length: live ? nil : m.length.map { Double($0) / 1_000_000 },
+                                    trackNumber: live ? nil : m.trackNumber, musicBrainz: live ? nil : m.musicBrainz)
                 historyQueue?.yield(.listen(id, listen))
+                emit(.listened(listen))
             case .skip(let id):
                 guard let track = queue.track(id), track.metadata.isLive != true else { continue }
                 historyQueue?.yield(.skip(id, uri: track.uri))

@@ -15,6 +15,7 @@ extension LibraryTrack {
         if duration > 0 { m.length = Int64((duration * 1_000_000).rounded()) }
         m.artUrl = artUrl
         m.loudness = loudness
+        m.musicBrainz = musicBrainz
         return m
     }
 }

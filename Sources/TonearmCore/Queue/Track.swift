@@ -50,6 +50,8 @@ public struct TrackMetadata: Sendable, Equatable, Codable {
     public var loudness: TrackLoudness?
     /// What the listening history knows of it (plays, skips, rating), when anything.
     public var stats: TrackStats?
+    /// MusicBrainz ids from the tags, when they have any (sent with scrobbles; MPRIS has no field for them).
+    public var musicBrainz: MusicBrainzIDs?
 
     public init(url: String, title: String? = nil) {
         self.url = url
