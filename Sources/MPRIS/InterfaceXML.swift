@@ -388,8 +388,9 @@ public enum InterfaceXML {
     <property name="ReplayGain" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
-    <!-- What keeps the queue from running dry: "off", or "similar" (as the last track starts, a library track like the
-         last ones heard, not heard for a week, is added at the end, so it follows gaplessly). -->
+    <!-- What keeps the queue from running dry: "off", "similar" (as the last track starts, a library track like the
+         last ones heard, not heard for a week, is added at the end, so it follows gaplessly), or "playlist:NAME" (the
+         playlist's next track not in the queue, a smart playlist's as it selects them then). -->
     <property name="Continue" type="s" access="readwrite"/>
     <!-- The address of the web remote to open in a browser (http://127.0.0.1:6680/), "" while the web face is off or
        not listening yet. -->
