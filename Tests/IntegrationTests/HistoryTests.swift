@@ -187,4 +187,38 @@ import Testing
         _ = try await d.tonearm("continue", "off")
         #expect(try await d.get(Daemon.tonearm, "Continue").stringValue == "off")
     }
+
+    /// A station counts per song, through a real Icecast: four minutes of one title heard is one listen of that song
+    /// with its own artist, never of the station; the next title starts afresh, and is not a skip when playback stops
+    /// before it counts. (Four minutes is ListenBrainz's rule for a song of unknown length: this test takes that long.)
+    @Test(.timeLimit(.minutes(9))) func aStationCountsEachSongByItsTitle() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/live.mp3", station: "Live FM")
+        try await icecast.setTitle("Bill Evans - Peace Piece", mount: "/live.mp3")
+        let d = try Daemon()
+        try await d.start()
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(icecast.url("/live.mp3"))])
+        try await d.waitFor("the first song playing", timeout: .seconds(60)) {
+            let playing = try await d.status() == "Playing"
+            let title = try await d.metadata()["xesam:title"]?.stringValue
+            return playing && title == "Peace Piece"
+        }
+        func listens() async throws -> [[String: DBusValue]] {
+            (try await d.call(Self.library, "History", [.int64(0), .uint32(0)]).first?.arrayValue ?? [])
+                .compactMap { $0.unwrapped.vardictValue?.mapValues(\.unwrapped) }
+        }
+        try await d.waitFor("four minutes of the first song heard", timeout: .seconds(420)) { try await !listens().isEmpty }
+        try await icecast.setTitle("Chet Baker - Alone Together", mount: "/live.mp3")
+        try await d.waitFor("the second song named", timeout: .seconds(60)) {
+            try await d.metadata()["xesam:title"]?.stringValue == "Alone Together"
+        }
+        _ = try await d.call(Daemon.player, "Stop")
+        try await d.waitFor("Stopped") { try await d.status() == "Stopped" }
+        let heard = try await listens()
+        #expect(heard.count == 1, "\(heard)")
+        #expect(heard.first?["title"]?.stringValue == "Peace Piece")
+        #expect(heard.first?["artists"]?.arrayValue?.compactMap(\.stringValue) == ["Bill Evans"])
+        #expect(heard.first?["uri"]?.stringValue == icecast.url("/live.mp3"))
+        #expect((heard.first?["heard"]?.doubleValue ?? 0) >= 240)
+    }
 }

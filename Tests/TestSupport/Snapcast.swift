@@ -39,8 +39,16 @@ public final class Snapcast: @unchecked Sendable {
         guard let mpdPort else { return nil }
         let script = folder.file("meta.sh")
         let text = "#!/bin/sh\nexec /usr/bin/python3 /usr/share/snapserver/plug-ins/meta_mpd.py --mpd-host=127.0.0.1 --mpd-port=\(mpdPort) \"$@\"\n"
-        try? text.write(to: script, atomically: true, encoding: .utf8)
-        chmod(script.path, 0o755)
+        // Written once, through a close-on-exec descriptor: a process another test spawned while the file was open for
+        // writing would hold it open, and snapserver's exec of it then failed with "Text file busy".
+        if (try? String(contentsOf: script, encoding: .utf8)) != text {
+            let fd = open(script.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+            if fd >= 0 {
+                _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
+            chmod(script.path, 0o755)
+        }
         return script.path
     }
 

@@ -54,11 +54,9 @@ extension Player {
             let id = TrackID(serial: item.token)
             guard let track = queue.track(id) else { return }
             let plugin = URL(string: track.uri).flatMap { url in plugins.first { $0.canResolve(url) } }
+            // A live song's change of title is taken in there, for the listening history too.
             applyMetadataNow(id, plugin?.applying(tags, to: track.metadata, artCache: artCache)
                              ?? track.metadata.merging(tags, artCache: artCache))
-            if track.metadata.isLive == true, let now = queue.track(id)?.metadata.title, now != track.metadata.title {
-                listeningTitleChanged(id, now)
-            }
         case .buffering(let item, let percent):
             perform(reconnector.buffering(TrackID(serial: item.token), percent))
         case .outputFailed(let output, let error, let wasPlaying):

@@ -64,21 +64,26 @@ extension Player {
         countListening(counter.movedOn(at: .now, playing: isBeingHeard))
     }
 
-    /// A live stream's song changed.
-    func listeningTitleChanged(_ id: TrackID, _ title: String?) {
+    /// A live stream's song changed; `before` is the metadata the song that ended was heard with (the track's own now
+    /// names the new song's artist).
+    func listeningTitleChanged(_ id: TrackID, _ title: String?, before: TrackMetadata) {
         let actions = counter.titleChanged(id, to: title, playing: isBeingHeard, at: .now)
-        countListening(actions)
+        countListening(actions, endedSong: before)
         if counter.listening?.id == id, counter.listening?.title == title, let track = queue.track(id) {
             emit(.nowPlaying(id, track.metadata))
         }
     }
 
-    private func countListening(_ actions: [PlayCounter.Action]) {
+    private func countListening(_ actions: [PlayCounter.Action], endedSong: TrackMetadata? = nil) {
         for action in actions {
             switch action {
             case .count(let id, let title, let startedAt, let heard):
                 guard let track = queue.track(id) else { continue }
-                let m = track.metadata
+                var m = track.metadata
+                if let endedSong, m.isLive == true, endedSong.title == title {
+                    m.artists = endedSong.artists
+                    m.album = endedSong.album
+                }
                 let began = Date().addingTimeInterval(-Double(startedAt.duration(to: .now) / .milliseconds(1)) / 1000)
                 let live = m.isLive == true
                 // A live stream's song has no length of its own, and the station's ids are not the song's.

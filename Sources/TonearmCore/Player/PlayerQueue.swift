@@ -304,10 +304,16 @@ extension Player {
         // The stream's own duration beats a probe's estimate.
         if merged.length == nil { merged.length = track.metadata.length }
         guard merged != track.metadata else { return }
-        let loudnessChanged = merged.loudness != track.metadata.loudness
+        let before = track.metadata
+        let loudnessChanged = merged.loudness != before.loudness
         track.metadata = merged
         queue.updateMetadata(id, merged)
         if loudnessChanged { applyGains() }
+        // A station's song changed, whichever way its title came (the stream's tags, or the first ICY block read
+        // beside the pipeline): the listening history counts per song.
+        if merged.isLive == true, counter.listening?.id == id, counter.listening?.title != merged.title {
+            listeningTitleChanged(id, merged.title, before: before)
+        }
         emitWithState(.trackMetadataChanged(track))
         if id == queue.currentID { publish() }
         scheduleSave()
