@@ -13,6 +13,9 @@ public final class ChangeTracker: Sendable {
         var error: String?
         var clients: [Int: @Sendable (Set<IdleSubsystem>) -> Void] = [:]
         var nextKey = 0
+        /// The listening history last seen of each URI in the queue: a change (a listen, a skip, a rating) may change
+        /// what a smart playlist selects.
+        var stats: [String: TrackStats] = [:]
     }
     private let state = Mutex(State())
 
@@ -73,8 +76,11 @@ public final class ChangeTracker: Sendable {
                 return Self.difference(s.last, now, &s)
             case .seeked:
                 return [.player]
-            case .trackMetadataChanged:
-                return [.playlist]
+            case .trackMetadataChanged(let track):
+                guard let stats = track.metadata.stats else { return [.playlist] }
+                if s.stats.count > 10_000 { s.stats.removeAll() }
+                let before = s.stats.updateValue(stats, forKey: track.uri)
+                return before == nil || before == stats ? [.playlist] : [.playlist, .storedPlaylist]
             case .trackFailed(_, let uri, let error):
                 s.error = "\(uri): \(error.message)"
                 return [.player]
@@ -105,8 +111,9 @@ public final class ChangeTracker: Sendable {
     public func handle(_ change: MPDLibraryChange) {
         switch change {
         case .scanning: notify([.update])
-        case .scanFinished: notify([.update, .database])
-        case .changed: notify([.database])
+        // Smart playlists are read from the library as it is: they may have changed too.
+        case .scanFinished: notify([.update, .database, .storedPlaylist])
+        case .changed: notify([.database, .storedPlaylist])
         }
     }
 }

@@ -97,6 +97,7 @@ extension CommandExecutor {
             throw MPDAck(.system, "cannot keep the rating: \(error)")
         }
         await player.refreshStats(uri: uri)
-        tracker.notify([.sticker])
+        // A rating may change what a smart playlist selects.
+        tracker.notify([.sticker, .storedPlaylist])
     }
 }

@@ -87,6 +87,14 @@ import Testing
         #expect(try await show(m, "Loved") == [])
         #expect(try await m.mpc("sticker", "Album/Two.wav", "set", "rating", "8").status == 0)
         #expect(try await show(m, "Loved") == [uri(m, "Two")])
+        // An MPD client idling on stored playlists hears of a rating set by another since its last look (a smart playlist
+        // may have changed).
+        let woke = try await m.python("""
+        other = mpd.MPDClient(); other.timeout = 30; other.connect('127.0.0.1', PORT)
+        other.sticker_set('song', 'Album/One.wav', 'rating', '2')
+        print(client.idle('stored_playlist'))
+        """)
+        #expect(woke.contains("stored_playlist"), "\(woke)")
         try Self.song(m, "Five", "Jazz", seconds: 20, frequency: 900)
         try await d.waitFor("the new song in the library", timeout: .seconds(60)) {
             let stats = (try? await m.mpc("stats").out) ?? ""
