@@ -9,6 +9,9 @@ enum Index {
         var configuration = GRDB.Configuration()
         configuration.label = "tonearm.library"
         configuration.busyMode = .timeout(10)
+        // Each reader connection keeps a page cache of its own (about 2 MB once used): two are plenty for one
+        // player's faces, and the daemon stays lighter than GRDB's default of five.
+        configuration.maximumReaderCount = 2
         // In WAL mode NORMAL never corrupts the index; a crash may only lose the last batches, which the
         // next scan reads again. FULL would fsync every batch and halve the scan rate.
         configuration.prepareDatabase { db in
