@@ -39,6 +39,11 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        // Nothing else of this process reaches the child. Tests run in parallel in one process, and a descriptor one
+        // test holds (a file it is writing into an inbox, a script it just wrote) would otherwise live on in every
+        // daemon or server another test starts meanwhile: an inbox file then looked open for writing for good and
+        // was never imported, and snapserver failed to run its control script ("Text file busy").
+        _ = Self.closeFrom?(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -76,6 +81,10 @@ public final class ChildProcess: Sendable {
         ownsProcessGroup = processGroup
         Self.live.withLock { $0[child] = WeakChild(child: self) }
     }
+
+    /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module does not import.
+    private nonisolated(unsafe) static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self) }
 
     /// What the child has written to `outputFile` so far.
     public var writtenOutput: String {
