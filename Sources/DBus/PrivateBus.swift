@@ -151,6 +151,13 @@ public final class PrivateBus: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // The daemon's stderr: discarded by default (as root it warns about its fd limit every time).
         posix_spawn_file_actions_addopen(&actions, 2, logPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else of this process reaches the bus: a test beside this one may hold a file open for writing, and a
+        // bus that lives for a whole test would keep it open (glibc 2.34's closefrom action, looked up: Swift's Glibc
+        // module does not import it).
+        if let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+        }
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
