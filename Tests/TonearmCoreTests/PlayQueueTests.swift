@@ -1,17 +1,7 @@
+import TestSupport
 import Testing
 @testable import TonearmCore
 
-/// A deterministic generator so shuffle tests repeat.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func makeQueue(_ count: Int) -> PlayQueue {
     var q = PlayQueue()
@@ -74,7 +64,7 @@ func makeQueue(_ count: Int) -> PlayQueue {
 
     @Test func shufflePlaysEveryTrackOnceBeforeAnyRepeats() {
         var q = makeQueue(20)
-        var rng = SeededGenerator(state: 42)
+        var rng = SeededGenerator(seed: 42)
         q.setShuffle(true, using: &rng)
         q.loop = .playlist
         var played: [TrackID] = [q.currentID!]
@@ -93,7 +83,7 @@ func makeQueue(_ count: Int) -> PlayQueue {
 
     @Test func tracksAddedWhileShuffledStillPlayThisRound() {
         var q = makeQueue(5)
-        var rng = SeededGenerator(state: 7)
+        var rng = SeededGenerator(seed: 7)
         q.setShuffle(true, using: &rng)
         let extra = (0..<5).map { q.makeTrack(TrackMetadata(url: "file:///e\($0).wav")) }
         q.insert(extra, at: .end, using: &rng)
