@@ -24,9 +24,15 @@ final class StreamGain: Sendable {
     private let state = Mutex(State())
     private let probeID = Atomic<UInt>(0)
 
+    /// The filter chain: the gain, then the mixing format (a capsfilter that lets anything through unless a crossfade
+    /// needs one fixed format), then the effects that act on what is heard (the equalizer), which are put in before
+    /// `tonearm-out` while playing.
+    static let description = "audioconvert ! volume name=tonearm-gain ! audioconvert name=tonearm-mix-convert"
+        + " ! audioresample name=tonearm-mix-resample ! capsfilter name=tonearm-mix-caps ! identity name=tonearm-out silent=true"
+
     init() throws {
         var error: UnsafeMutablePointer<GError>?
-        guard let bin = gst_parse_bin_from_description_full("audioconvert ! volume name=tonearm-gain", 1, nil,
+        guard let bin = gst_parse_bin_from_description_full(Self.description, 1, nil,
                                                             GST_PARSE_FLAG_FATAL_ERRORS, &error) else {
             throw GStreamer.consume(error, fallback: "cannot build the ReplayGain filter (audioconvert, volume)")
         }
