@@ -19,6 +19,8 @@ final class PipelineShell: Sendable {
     private let sink: Mutex<OutputSink>
     /// The per-stream ReplayGain filter (playbin's audio-filter).
     let streamGain: StreamGain
+    /// The graphic equalizer, in the filter only while it is on.
+    let equalizer: Equalizer
     let logger: Logger
     let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
@@ -69,6 +71,7 @@ final class PipelineShell: Sendable {
         tn_object_set_object(playbin, "audio-sink", first.element)
         do {
             streamGain = try StreamGain()
+            equalizer = try Equalizer(filter: streamGain.bin)
         } catch {
             gst_object_unref(playbin)
             throw error

@@ -108,6 +108,15 @@ public final class PlaybackEngine: Sendable {
     /// The ReplayGain factor applied to what plays now.
     public var appliedGain: Double { shell.streamGain.applied }
 
+    /// Switches the graphic equalizer on with `curve`, changes it, or switches it off (nil): while audio plays the
+    /// gains ramp over a few tens of ms (on: from flat; off: to flat, then the equalizer leaves the path, so what
+    /// plays is bit-exact again). The curve is applied as given: clipping prevention is the caller's.
+    public func setEqualizer(_ curve: EqualizerCurve?) { shell.equalizer.set(curve) }
+    /// The curve last set (nil: off).
+    public var equalizer: EqualizerCurve? { shell.equalizer.curve }
+    /// Whether the equalizer's elements are in the path now (after off they stay until the ramp to flat is heard).
+    public var equalizerInPath: Bool { shell.equalizer.isLinked }
+
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
     /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.
