@@ -388,6 +388,26 @@ public enum InterfaceXML {
     <property name="ReplayGain" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
     </property>
+    <!-- The graphic equalizer (10 bands and a preamp): "off", a preset's name, or "custom" (bands set one by one).
+         Setting it to off, on (the last curve again) or a preset changes what is heard at once, with no click: the
+         gains glide over a few tens of ms; off takes the equalizer out of the path (bit-exact output). Errors:
+         org.tonearm.Error.InvalidValue (no such preset). -->
+    <property name="Equalizer" type="s" access="readwrite"/>
+    <!-- The ten band gains in dB, from 29 Hz to 15 kHz (EqualizerFrequencies), each from -24 to +12. Setting them
+         switches the equalizer on with these bands ("custom"). Errors: org.tonearm.Error.InvalidValue (not 10 values,
+         or one out of range). -->
+    <property name="EqualizerBands" type="ad" access="readwrite"/>
+    <!-- The preamp in dB, -24 to +12. With clipping prevention ([playback.equalizer] clipping-prevention, on by
+         default) the largest band boost is taken off it as well. -->
+    <property name="EqualizerPreamp" type="d" access="readwrite"/>
+    <!-- The presets Equalizer can be set to: flat, bass, treble, loudness, voice, then the config's own. -->
+    <property name="EqualizerPresets" type="as" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
+    </property>
+    <!-- The bands' centre frequencies in Hz. -->
+    <property name="EqualizerFrequencies" type="ad" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
+    </property>
     <!-- What keeps the queue from running dry: "off", "similar" (as the last track starts, a library track like the
          last ones heard, not heard for a week, is added at the end, so it follows gaplessly), or "playlist:NAME" (the
          playlist's next track not in the queue, a smart playlist's as it selects them then). -->

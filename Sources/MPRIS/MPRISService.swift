@@ -187,6 +187,9 @@ final class EventForwarder: Sendable {
         case .replayGainModeChanged(let mode):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["ReplayGainMode": .string(mode.rawValue)])
+        case .equalizerChanged(let state):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: TonearmPlayerInterface.equalizerProperties(state))
         case .outputChanged(let name, let problem):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["Output": .string(name), "OutputError": .string(problem)])

@@ -60,6 +60,9 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         switch property {
         case "TickInterval": return .int64(Self.microseconds(s.tickInterval))
         case "ReplayGainMode": return .string(s.replayGainMode.rawValue)
+        case "Equalizer", "EqualizerBands", "EqualizerPreamp": return Self.equalizerProperties(s.equalizer)[property]
+        case "EqualizerPresets": return .stringArray(s.equalizerPresets)
+        case "EqualizerFrequencies": return .array(element: "d", EqualizerSettings.frequencies.map { .double($0) })
         case "Continue": return .string(s.continueMode.text)
         case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
         case "Buffering": return .int32(Int32(s.buffering))
@@ -84,6 +87,19 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
+        case "Equalizer":
+            guard let text = value.stringValue else {
+                throw TonearmError.invalidValue("Equalizer is a string: off, on or a preset (see EqualizerPresets)").dbus
+            }
+            try await bridged { try await player.setEqualizer(named: text) }
+        case "EqualizerBands":
+            guard let items = value.arrayValue, case let bands = items.compactMap(\.doubleValue), bands.count == items.count else {
+                throw TonearmError.invalidValue("EqualizerBands is an array of 10 doubles (dB, 29 Hz … 15 kHz)").dbus
+            }
+            try await bridged { try await player.setEqualizerBands(bands) }
+        case "EqualizerPreamp":
+            guard let preamp = value.doubleValue else { throw TonearmError.invalidValue("EqualizerPreamp is a double (dB)").dbus }
+            try await bridged { try await player.setEqualizerPreamp(preamp) }
         case "Continue":
             guard let text = value.stringValue, let mode = ContinueMode(text) else {
                 throw TonearmError.invalidValue("Continue is off, similar or playlist:NAME").dbus
@@ -92,11 +108,17 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         case "Output":
             guard let name = value.stringValue else { throw DBusError.invalidArgs("Output is the name of an output (see Outputs)") }
             try await bridged { try await player.setOutput(name) }
-        case "ReplayGain", "Buffering", "Outputs", "OutputError", "WebAddress":
+        case "ReplayGain", "Buffering", "Outputs", "OutputError", "WebAddress", "EqualizerPresets", "EqualizerFrequencies":
             throw DBusError.propertyReadOnly(property)
         default:
             throw DBusError.unknownProperty(property)
         }
+    }
+
+    /// Equalizer, EqualizerBands and EqualizerPreamp for `state`.
+    static func equalizerProperties(_ state: EqualizerState) -> [String: DBusValue] {
+        ["Equalizer": .string(state.name), "EqualizerBands": .array(element: "d", state.curve.bands.map { .double($0) }),
+         "EqualizerPreamp": .double(state.curve.preamp)]
     }
 
     static func microseconds(_ d: Duration) -> Int64 {

@@ -38,6 +38,11 @@ struct EffectiveConfig {
             rows.append(Row(section: "playback.replaygain", key: key, value: value,
                             source: settings.sources["playback.replaygain.\(key)"]?.rawValue ?? "default"))
         }
+        for (key, value) in settings.equalizer.values {
+            let stored = key.hasPrefix("presets.") ? "presets" : key == "bands" ? "bands" : key
+            rows.append(Row(section: "playback.equalizer", key: key, value: value,
+                            source: settings.sources["playback.equalizer.\(stored)"]?.rawValue ?? "default"))
+        }
         for output in outputs.named.sorted(by: { $0.name < $1.name }) {
             for (key, value) in OutputSettings.values(of: output) {
                 rows.append(Row(section: "outputs.\(output.name)", key: key, value: value, source: "file"))

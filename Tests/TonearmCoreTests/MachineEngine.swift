@@ -13,6 +13,7 @@ final class MachineEngine: PlaybackControl, Sendable {
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var commands: [String] = []
         var gains: [UInt64: Double] = [:]
+        var equalizer: EqualizerCurve?
         var output = AudioOutput.sink("fakesink sync=true")
         /// Outputs that cannot be opened now, by name.
         var unavailable: Set<String> = []
@@ -41,6 +42,10 @@ final class MachineEngine: PlaybackControl, Sendable {
     /// The last gain set for each token (by load, hand-over or `setGain`).
     var gains: [UInt64: Double] { state.withLock { $0.gains } }
     var appliedGain: Double { state.withLock { s in s.machine.snapshot.item.flatMap { s.gains[$0.token] } ?? 1 } }
+
+    /// The equalizer curve last set (nil: off).
+    var equalizer: EqualizerCurve? { state.withLock { $0.equalizer } }
+    func setEqualizer(_ curve: EqualizerCurve?) { state.withLock { $0.equalizer = curve } }
 
     func setGain(_ gain: Double, forToken token: UInt64) {
         state.withLock { $0.gains[token] = gain }

@@ -15,6 +15,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         var volume = 1.0
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var gains: [UInt64: Double] = [:]
+        var equalizer: EqualizerCurve?
         var isShutDown = false
         /// Events of the machine, to hand on outside the lock.
         var pending: [PlaybackEvent] = []
@@ -41,6 +42,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             s.real = real
             if let provider = s.provider { real.setNextItemProvider(provider) }
             real.setVolume(s.volume)
+            if let curve = s.equalizer { real.setEqualizer(curve) }
             let snapshot = s.machine.snapshot
             if let item = snapshot.item, snapshot.status != .stopped {
                 var item = item
@@ -155,6 +157,8 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         let (real, gain) = state.withLock { s in (s.real, s.machine.snapshot.item.flatMap { s.gains[$0.token] }) }
         return real?.appliedGain ?? gain ?? 1
     }
+
+    public func setEqualizer(_ curve: EqualizerCurve?) { route { $0.equalizer = curve }?.setEqualizer(curve) }
 
     public var output: AudioOutput { state.withLock { $0.real }?.output ?? startOutput }
 

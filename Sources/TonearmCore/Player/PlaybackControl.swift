@@ -23,6 +23,9 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func setGain(_ gain: Double, forToken token: UInt64)
     /// The ReplayGain factor applied to what plays now.
     var appliedGain: Double { get }
+    /// Switches the graphic equalizer on with `curve` (as given: clipping prevention is the caller's), changes it, or
+    /// switches it off (nil), without a click while audio plays.
+    func setEqualizer(_ curve: EqualizerCurve?)
     /// The output audio goes to (also while it is lost).
     var output: AudioOutput { get }
     /// Opens an output without touching what plays; at most about a second. Throws a `PlaybackError` saying why not.

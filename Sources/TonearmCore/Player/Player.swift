@@ -45,6 +45,12 @@ public actor Player {
     var savedApartFromPosition: PersistedState?
     /// Whether the ReplayGain mode was set live (then it is saved and outlives a restart).
     var replayGainModeSetLive = false
+    /// `[playback.equalizer]`: presets and clipping prevention (PlayerEqualizer.swift).
+    let equalizerSettings: EqualizerSettings
+    /// The equalizer now: from the config, or as last set live.
+    var equalizer: EqualizerState
+    /// Whether the equalizer was changed live (then it is saved and outlives a restart).
+    var equalizerSetLive = false
     var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
@@ -94,6 +100,7 @@ public actor Player {
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
+                equalizer: EqualizerSettings = EqualizerSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
                 configuredOutput: String? = nil, history: (any ListeningHistory)? = nil,
@@ -101,6 +108,8 @@ public actor Player {
         self.history = history
         self.continuation = continuation
         self.replayGain = replayGain
+        equalizerSettings = equalizer
+        self.equalizer = equalizer.initialState
         outputPolicy = outputRecovery
         self.outputRecovery = OutputRecovery(policy: outputRecovery)
         let current = engine.output
@@ -120,6 +129,7 @@ public actor Player {
     /// Starts listening to the engine; call once.
     public func start() {
         engine.setNextItemProvider { [handover] finishing in handover.next(after: finishing) }
+        applyEqualizer()
         let engineEvents = engine.events
         tasks.append(Task { [weak self] in
             for await event in engineEvents {
@@ -246,6 +256,8 @@ public actor Player {
             s.lyrics = lyricsFollower.lyrics
         }
         s.replayGainMode = replayGain.mode
+        s.equalizer = equalizer
+        s.equalizerPresets = equalizerSettings.presetNames
         s.output = engine.output.name
         s.outputProblem = outputRecovery.problem
         s.outputs = outputs

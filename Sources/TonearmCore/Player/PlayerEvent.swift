@@ -24,6 +24,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case buffering(TrackID, percent: Int)
     /// The ReplayGain mode changed.
     case replayGainModeChanged(ReplayGainMode)
+    /// The equalizer was switched or changed.
+    case equalizerChanged(EqualizerState)
     /// The current output, or its trouble ("" when none), changed.
     case outputChanged(name: String, problem: String)
     /// The current output failed (could not open, or stopped taking audio): playback holds paused, reconnecting.
@@ -67,6 +69,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     /// The line being sung now, if the current track has timed lyrics and one is being sung.
     public var lyricsLine: LyricsLine?
     public var replayGainMode: ReplayGainMode = .off
+    /// The graphic equalizer: on or off, its curve and the preset it came from.
+    public var equalizer = EqualizerState()
+    /// The presets it can be switched to, built-in ones first.
+    public var equalizerPresets: [String] = []
     /// The output audio goes to, and why it takes none ("" while it does).
     public var output = ""
     public var outputProblem = ""

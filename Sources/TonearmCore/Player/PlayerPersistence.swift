@@ -17,6 +17,13 @@ extension Player {
             replayGain.mode = saved
             replayGainModeSetLive = true
         }
+        if let saved = state.equalizer {
+            equalizer = saved
+            // A preset the config no longer has: the curve stays, as custom bands.
+            if let name = saved.preset, equalizerSettings.preset(named: name) == nil { equalizer.preset = nil }
+            equalizerSetLive = true
+            applyEqualizer()
+        }
         // Kept until the config's `output` changes (the start output was chosen from it already).
         if let saved = state.output, saved.configured == outputState.configuredStart { outputState.chosen = saved }
         emit(.trackListReplaced(queue.ids, current: queue.currentID))
@@ -49,6 +56,7 @@ extension Player {
         state.position = position()
         state.volume = volume
         if replayGainModeSetLive { state.replayGainMode = replayGain.mode.rawValue }
+        if equalizerSetLive { state.equalizer = equalizer }
         state.output = outputState.chosen
         state.tickIntervalMicroseconds = Int64(tickInterval.components.seconds) * 1_000_000
             + tickInterval.components.attoseconds / 1_000_000_000_000
