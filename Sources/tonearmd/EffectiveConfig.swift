@@ -39,9 +39,11 @@ struct EffectiveConfig {
                             source: settings.sources["playback.replaygain.\(key)"]?.rawValue ?? "default"))
         }
         for (key, value) in settings.equalizer.values {
-            let stored = key.hasPrefix("presets.") ? "presets" : key == "bands" ? "bands" : key
+            let stored = key.hasPrefix("presets.") ? "presets" : key
+            // Writing a preset or bands switches it on: `enabled` then comes from the file too.
+            let implied = key == "enabled" ? settings.sources["playback.equalizer.preset"] ?? settings.sources["playback.equalizer.bands"] : nil
             rows.append(Row(section: "playback.equalizer", key: key, value: value,
-                            source: settings.sources["playback.equalizer.\(stored)"]?.rawValue ?? "default"))
+                            source: (settings.sources["playback.equalizer.\(stored)"] ?? implied)?.rawValue ?? "default"))
         }
         for output in outputs.named.sorted(by: { $0.name < $1.name }) {
             for (key, value) in OutputSettings.values(of: output) {
