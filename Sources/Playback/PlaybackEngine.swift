@@ -108,6 +108,12 @@ public final class PlaybackEngine: Sendable {
     /// The ReplayGain factor applied to what plays now.
     public var appliedGain: Double { shell.streamGain.applied }
 
+    /// Crossfade on for fades up to `seconds` (0 = off: the audio path is as without it, bit for bit); trailing
+    /// silence below `silenceThreshold` dBFS is skipped. Which join fades is each handed-over item's `crossfade`.
+    public func setCrossfade(seconds: Double, silenceThreshold: Double = CrossfadeFormat.defaultSilenceThreshold) {
+        shell.crossfader.configure(seconds: seconds, silenceThreshold: silenceThreshold)
+    }
+
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
     /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.
