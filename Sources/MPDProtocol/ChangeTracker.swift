@@ -84,7 +84,7 @@ public final class ChangeTracker: Sendable {
             case .trackFailed(_, let uri, let error):
                 s.error = "\(uri): \(error.message)"
                 return [.player]
-            case .replayGainModeChanged:
+            case .replayGainModeChanged, .crossfadeChanged:
                 return [.options]
             case .outputChanged, .outputFailed:
                 return [.output]

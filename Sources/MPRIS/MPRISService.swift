@@ -187,6 +187,9 @@ final class EventForwarder: Sendable {
         case .replayGainModeChanged(let mode):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["ReplayGainMode": .string(mode.rawValue)])
+        case .crossfadeChanged(let seconds, let threshold):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["Crossfade": .double(seconds), "CrossfadeSilenceThreshold": .double(threshold)])
         case .outputChanged(let name, let problem):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["Output": .string(name), "OutputError": .string(problem)])

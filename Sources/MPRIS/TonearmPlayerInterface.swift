@@ -60,6 +60,8 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         switch property {
         case "TickInterval": return .int64(Self.microseconds(s.tickInterval))
         case "ReplayGainMode": return .string(s.replayGainMode.rawValue)
+        case "Crossfade": return .double(s.crossfade)
+        case "CrossfadeSilenceThreshold": return .double(s.silenceThreshold)
         case "Continue": return .string(s.continueMode.text)
         case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
         case "Buffering": return .int32(Int32(s.buffering))
@@ -84,6 +86,12 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
             guard let text = value.stringValue else { throw DBusError.invalidArgs("ReplayGainMode is a string: off, track, album or auto") }
             // An unknown mode is org.tonearm.Error.InvalidValue, naming the valid ones.
             try await bridged { await player.setReplayGainMode(try ReplayGainMode.parse(text)) }
+        case "Crossfade":
+            guard let seconds = value.doubleValue else { throw DBusError.invalidArgs("Crossfade is a number of seconds (d), 0 to 15") }
+            try await bridged { try await player.setCrossfade(seconds: seconds) }
+        case "CrossfadeSilenceThreshold":
+            guard let level = value.doubleValue else { throw DBusError.invalidArgs("CrossfadeSilenceThreshold is a level in dBFS (d)") }
+            try await bridged { try await player.setCrossfadeSilence(threshold: level) }
         case "Continue":
             guard let text = value.stringValue, let mode = ContinueMode(text) else {
                 throw TonearmError.invalidValue("Continue is off, similar or playlist:NAME").dbus

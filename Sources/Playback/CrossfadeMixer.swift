@@ -97,6 +97,9 @@ struct CrossfadeMixer<Event> {
     private var lastEnd: Int64?
     /// Frames that may be sent on and have not been (less than the next chunk).
     private var credit = 0
+    /// What a skip cut short, to fade out under the next item's first samples.
+    private var skip: Fade?
+    private var skipFormat: Format?
 
     /// Nothing held, nothing under way, nothing to hold: buffers may bypass the mixer untouched (bit-exact).
     var isPassingThrough: Bool {
@@ -121,6 +124,10 @@ struct CrossfadeMixer<Event> {
         if let pending {
             self.pending = nil
             begin(pending, newFormat: format)
+        }
+        if let cut = skip {
+            skip = nil
+            if fade == nil, skipFormat == format { fade = cut }
         }
         var samples = samples
         mixFade(into: &samples, channels: format.channels)
@@ -164,6 +171,27 @@ struct CrossfadeMixer<Event> {
         if holdFrames == 0 && pending == nil { out += releaseAll() }
         return out
     }
+
+    /// The pipeline stops to open another item because a skip cut the playing one: what would have been heard next
+    /// of it, `seconds` long, fades out under the new item's first samples (`curve`); the rest is dropped.
+    mutating func flush(keepingForSkip seconds: Double, curve: FadeCurve) {
+        var kept: [Float] = []
+        if let format, seconds > 0 {
+            let wanted = Int(seconds * Double(format.rate)) * format.channels
+            // Only the stream heard now: a next one already in the line is not what was cut.
+            for entry in entries where kept.count < wanted {
+                if case .audio(let chunk) = entry { kept += chunk.samples.prefix(wanted - kept.count) }
+                if case .event(_, true, _, _) = entry { break }
+            }
+            let frames = kept.count / format.channels
+            skip = frames > 0 ? Fade(tail: Array(kept[0..<(frames * format.channels)]), frames: frames, curve: curve, inOnly: false) : nil
+            skipFormat = format
+        }
+        flush()
+    }
+
+    /// Drops what a skip left to fade out (the pipeline stopped for another reason since).
+    mutating func forgetSkip() { skip = nil }
 
     /// A flush (seek) or the pipeline stopping: everything held is dropped and the timeline is the pipeline's again.
     mutating func flush() {

@@ -32,6 +32,9 @@ final class Crossfader: Sendable {
         var plans: [(token: UInt64, plan: CrossfadeMixer<HeldEvent>.Plan)] = []
         var group: UInt32?
         var seconds = 0.0
+        var curve = FadeCurve.equalPower
+        /// The fade a skip asked for, taken when the pipeline stops for it.
+        var skipSeconds = 0.0
     }
     private let state = Mutex(State())
 
@@ -72,7 +75,7 @@ final class Crossfader: Sendable {
             return me.upstream(query)
         }, nil, nil)
         gst_pad_set_activatemode_function_full(sinkPad, { pad, _, _, active in
-            if active == 0, let me = Crossfader.owner(of: pad) { me.state.withLock { $0.mixer.flush() } }
+            if active == 0, let me = Crossfader.owner(of: pad) { me.stopped() }
             return 1
         }, nil, nil)
         _ = gst_element_add_pad(element, sinkPad)
@@ -93,14 +96,34 @@ final class Crossfader: Sendable {
     /// Turns crossfade on for fades up to `seconds` (0 = off: nothing held, nothing converted), skipping trailing
     /// silence below `silenceThreshold` dBFS. Takes effect at once; a stream that plays gets the mixing format by
     /// renegotiation.
-    func configure(seconds: Double, silenceThreshold: Double) {
+    func configure(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {
         let on = seconds > 0
         state.withLock { s in
             s.seconds = seconds
+            s.curve = curve
             s.mixer.holdSeconds = on ? min(seconds, CrossfadeFormat.maximumSeconds) + CrossfadeFormat.maximumSilence + 1 : 0
             s.mixer.silenceLevel = Float(pow(10, silenceThreshold / 20))
         }
         gst_util_set_object_arg(tn_object(capsFilter), "caps", on ? CrossfadeFormat.caps : "ANY")
+    }
+
+    /// The next load cuts what plays (a skip): what would have been heard next of it fades out over `seconds` under
+    /// the new item's start. Only while crossfade is on (nothing is held otherwise).
+    func prepareSkip(seconds: Double) {
+        state.withLock { $0.skipSeconds = $0.seconds > 0 ? seconds : 0 }
+    }
+
+    /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut.
+    private func stopped() {
+        state.withLock { s in
+            if s.skipSeconds > 0 {
+                s.mixer.flush(keepingForSkip: s.skipSeconds, curve: s.curve)
+            } else {
+                s.mixer.flush()
+                s.mixer.forgetSkip()
+            }
+            s.skipSeconds = 0
+        }
     }
 
     /// A new item is loaded (the pipeline was reset): it starts with no fade.

@@ -86,7 +86,7 @@ struct Components {
         // in the music folders with indexed tags and art; then any other file; network streams and playlists apart.
         player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
                         stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
-                        lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain,
+                        lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain, crossfade: settings.crossfade,
                         reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
                         configuredOutput: settings.outputs.start, history: librarySettings.history ? library : nil, continuation: playlists)
         shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,

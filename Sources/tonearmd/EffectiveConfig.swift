@@ -38,6 +38,10 @@ struct EffectiveConfig {
             rows.append(Row(section: "playback.replaygain", key: key, value: value,
                             source: settings.sources["playback.replaygain.\(key)"]?.rawValue ?? "default"))
         }
+        for (key, value) in settings.crossfade.values {
+            rows.append(Row(section: "playback.crossfade", key: key, value: value,
+                            source: settings.sources["playback.crossfade.\(key)"]?.rawValue ?? "default"))
+        }
         for output in outputs.named.sorted(by: { $0.name < $1.name }) {
             for (key, value) in OutputSettings.values(of: output) {
                 rows.append(Row(section: "outputs.\(output.name)", key: key, value: value, source: "file"))

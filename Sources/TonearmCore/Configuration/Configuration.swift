@@ -31,6 +31,8 @@ public struct Configuration: Sendable, Equatable {
     public var tickInterval: Duration = .seconds(1)
     /// `[playback.replaygain]`: loudness levelling.
     public var replayGain = ReplayGainSettings()
+    /// `[playback.crossfade]`: overlapping tracks.
+    public var crossfade = CrossfadeSettings()
     /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// `[mpd-protocol]`: the MPD protocol server.
@@ -82,12 +84,18 @@ public struct Configuration: Sendable, Equatable {
         for (key, value) in values {
             switch (key, value) {
             case ("playback", .table(let playback)):
-                let section = try ConfigSection("\(origin): [playback]", playback, known: ["replaygain"])
+                let section = try ConfigSection("\(origin): [playback]", playback, known: ["replaygain", "crossfade"])
                 if case .table(let table)? = section.table["replaygain"] {
                     config.replayGain = try ReplayGainSettings(section: table, origin: origin)
                     for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
                 } else if section.table["replaygain"] != nil {
                     throw section.fail("replaygain", "a table such as [playback.replaygain]")
+                }
+                if case .table(let table)? = section.table["crossfade"] {
+                    config.crossfade = try CrossfadeSettings(section: table, origin: origin)
+                    for key in table.keys { config.sources["playback.crossfade.\(key)"] = .file }
+                } else if section.table["crossfade"] != nil {
+                    throw section.fail("crossfade", "a table such as [playback.crossfade]")
                 }
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
@@ -156,6 +164,8 @@ public struct Configuration: Sendable, Equatable {
         lines += outputs.describe()
         lines.append("\n[playback.replaygain]")
         lines += replayGain.describe { sources["playback.replaygain.\($0)"] ?? .defaultValue }
+        lines.append("\n[playback.crossfade]")
+        lines += crossfade.describe { sources["playback.crossfade.\($0)"] ?? .defaultValue }
         lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")
         lines += web.describe(source: sources["web"]?.rawValue ?? "default")
         for name in pluginSections.keys.sorted() {

@@ -45,6 +45,10 @@ public actor Player {
     var savedApartFromPosition: PersistedState?
     /// Whether the ReplayGain mode was set live (then it is saved and outlives a restart).
     var replayGainModeSetLive = false
+    /// `[playback.crossfade]`, with the length and silence threshold as last set (config, or live).
+    var crossfade: CrossfadeSettings
+    /// Whether the crossfade was set live (then it is saved and outlives a restart).
+    var crossfadeSetLive = false
     var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
@@ -94,6 +98,7 @@ public actor Player {
     public init(engine: any PlaybackControl, plugins: [any SourcePlugin], stateStore: StateStore?, artCache: ArtCache,
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
+                crossfade: CrossfadeSettings = CrossfadeSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
                 configuredOutput: String? = nil, history: (any ListeningHistory)? = nil,
@@ -101,6 +106,7 @@ public actor Player {
         self.history = history
         self.continuation = continuation
         self.replayGain = replayGain
+        self.crossfade = crossfade
         outputPolicy = outputRecovery
         self.outputRecovery = OutputRecovery(policy: outputRecovery)
         let current = engine.output
@@ -120,6 +126,7 @@ public actor Player {
     /// Starts listening to the engine; call once.
     public func start() {
         engine.setNextItemProvider { [handover] finishing in handover.next(after: finishing) }
+        applyCrossfade(announce: false)
         let engineEvents = engine.events
         tasks.append(Task { [weak self] in
             for await event in engineEvents {
@@ -246,6 +253,8 @@ public actor Player {
             s.lyrics = lyricsFollower.lyrics
         }
         s.replayGainMode = replayGain.mode
+        s.crossfade = crossfade.seconds
+        s.silenceThreshold = crossfade.silenceThreshold
         s.output = engine.output.name
         s.outputProblem = outputRecovery.problem
         s.outputs = outputs

@@ -1,4 +1,5 @@
 import Lyrics
+import Playback
 
 /// Everything the player's bus face needs to know to keep clients current.
 public enum PlayerEvent: Sendable, Equatable {
@@ -24,6 +25,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case buffering(TrackID, percent: Int)
     /// The ReplayGain mode changed.
     case replayGainModeChanged(ReplayGainMode)
+    /// The crossfade length (0: off) or the silence threshold before a fade changed.
+    case crossfadeChanged(seconds: Double, silenceThreshold: Double)
     /// The current output, or its trouble ("" when none), changed.
     case outputChanged(name: String, problem: String)
     /// The current output failed (could not open, or stopped taking audio): playback holds paused, reconnecting.
@@ -67,6 +70,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     /// The line being sung now, if the current track has timed lyrics and one is being sung.
     public var lyricsLine: LyricsLine?
     public var replayGainMode: ReplayGainMode = .off
+    /// How long tracks overlap, in seconds (0: crossfade off).
+    public var crossfade = 0.0
+    /// Below this level (dBFS) a track's end is silence, skipped before a fade.
+    public var silenceThreshold = CrossfadeFormat.defaultSilenceThreshold
     /// The output audio goes to, and why it takes none ("" while it does).
     public var output = ""
     public var outputProblem = ""

@@ -10,6 +10,9 @@ public struct PersistedState: Sendable, Codable, Equatable {
     public var tickIntervalMicroseconds: Int64?
     /// The ReplayGain mode last set live (over D-Bus or `tonearm replaygain`); it wins over the config's, as in mpd.
     public var replayGainMode: String?
+    /// The crossfade length and silence threshold, when set live.
+    public var crossfadeSeconds: Double?
+    public var crossfadeSilenceThreshold: Double?
     /// The output last switched to live; it wins over the config's `output` at the next start, as mpd keeps its
     /// outputs' state, until the config's `output` is changed.
     public var output: SavedOutput?
