@@ -113,6 +113,31 @@ import Testing
         #expect(high[(high.count - 15)...].allSatisfy { $0 > 14_000 }, "the second track is not heard whole at the end")
     }
 
+    @Test func aSeekInsideAFadeEndsItAndSeeksTheNewTrack() async throws {
+        let d = try Daemon()
+        try d.writeConfig("[playback.crossfade]\nseconds = 3\n")
+        let a = try d.sine("first.wav", seconds: 5)
+        let b = try d.sine("second.wav", seconds: 5, frequency: 660)
+        let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let seeked = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
+        try await d.start([a, b], sink: Self.fileSink(out, synced: true))
+        try await d.waitFor("the fade begins") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(b) }
+        let id = try await d.trackID()
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(2_500_000)])
+        try await d.waitFor("Seeked") { !seeked.named("Seeked").isEmpty }
+        #expect(seeked.named("Seeked").first?.arguments.first?.int64Value.map { abs($0 - 2_500_000) < 100_000 } == true)
+        try await d.waitForTheEnd("the second one played out, then Stopped", after: changes)
+        #expect(seeked.named("Seeked").count == 1, "Seeked once")
+        _ = await d.terminate()
+
+        let rendered = try WAV.read(out).mono
+        let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
+        // From the seek on only the second track, at full level: its last 2.5 s.
+        #expect(low[(low.count - 23)...].allSatisfy { $0 < 300 }, "the first track plays on after the seek")
+        #expect(high[(high.count - 23)...].allSatisfy { $0 > 14_000 }, "the second track is not heard whole after the seek")
+    }
+
     @Test func crossfadeIsSetLiveFromEveryFaceAndKeptAcrossARestart() async throws {
         let d = try Daemon()
         try await d.start()
