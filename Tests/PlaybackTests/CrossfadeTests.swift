@@ -91,6 +91,30 @@ struct CrossfadeTests {
     }
 }
 
+extension CrossfadeTests {
+    @Test("crossfade switched on and off while a track plays: it plays on to its end, nothing lost")
+    func switchedLive() async throws {
+        let input = dir.file("long.wav"), output = dir.file("out.raw")
+        let tone = WAV.sine(frequency: 440, frames: 0..<(3 * 44_100), sampleRate: 44_100, peak: 16_000, channels: 2)
+        try tone.write(to: input)
+        // A fixed format at the end: what the filter negotiates before it is the sink's own business.
+        let engine = try PlaybackEngine(sinkDescription: "audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink sync=true location=\(output.path)")
+        let log = EventLog(engine)
+        let a = item(input, 1)
+        engine.load(a)
+        #expect(await log.wait { $0.states.contains(.playing) })
+        try await waitUntil("0.5 s played") { (engine.position ?? 0) > 500_000_000 }
+        engine.setCrossfade(seconds: 4)
+        try await waitUntil("1.5 s played") { (engine.position ?? 0) > 1_500_000_000 }
+        engine.setCrossfade(seconds: 0)
+        #expect(await log.waitFor(.finished(a), timeout: .seconds(30)))
+        engine.shutdown()
+        let rendered = WAV(raw: try Data(contentsOf: output), sampleRate: 44_100, channels: 2).mono
+        // The whole track, give or take what a renegotiation may cut (a buffer).
+        #expect(abs(rendered.count - tone.frameCount) < 4_410, "\(rendered.count) frames of \(tone.frameCount)")
+    }
+}
+
 /// Measures a tone's amplitude in a stretch of samples.
 enum AudioMeasure {
     /// The amplitude of the `frequency` component (Goertzel), exact for a whole number of periods.
