@@ -138,6 +138,31 @@ import Testing
         #expect(high[(high.count - 23)...].allSatisfy { $0 > 14_000 }, "the second track is not heard whole after the seek")
     }
 
+    @Test func aFileFadesIntoAMIDIFile() async throws {
+        let d = try Daemon()
+        try d.writeConfig("[playback.crossfade]\nseconds = 2\n")
+        let a = try d.sine("tone.wav", seconds: 4)
+        // 8 quarters at 120 bpm: 4 s of piano.
+        let midi = try MIDIPlaybackTests.midiFolder(d).appendingPathComponent("piano.mid")
+        try SMFBytes(format: 0, division: 96, tracks: [Ev.program(0, channel: 0, 0) + Ev.notes(8, ticks: 96) + Ev.end()]).write(to: midi)
+        let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([a, midi.path], sink: Self.fileSink(out))
+        try await d.waitForTheEnd("both played, then Stopped", after: changes)
+        _ = await d.terminate()
+        let rendered = try WAV.read(out).mono
+        let tone = Self.levels(rendered, frequency: 440)
+        // The tone is whole for its first 2 s, then fades out over the piano's first 2 s.
+        #expect(tone[10] > 14_000, "before the fade: \(tone[10])")
+        #expect(tone[30] < tone[22] && tone[22] < tone[15], "the tone does not fade: \(tone[15]), \(tone[22]), \(tone[30])")
+        #expect(tone[(tone.count - 10)...].allSatisfy { $0 < 1_000 }, "the tone plays on")
+        // The piano came in under it: sound after the tone is gone, and the whole is shorter than the two back to back.
+        // (fluiddec plays quietly: its gain is 0.2.)
+        let loudAfter = rendered[(4 * 44_100)...].filter { abs(Int($0)) > 100 }.count
+        #expect(loudAfter > 44_100 / 2, "no piano after the fade: \(loudAfter) samples above 100")
+        #expect(rendered.count < Int(7.5 * 44_100), "\(Double(rendered.count) / 44_100) s: no overlap")
+    }
+
     @Test func crossfadeIsSetLiveFromEveryFaceAndKeptAcrossARestart() async throws {
         let d = try Daemon()
         try await d.start()
