@@ -144,6 +144,9 @@ struct CrossfadeMixer<Event> {
         switch kind {
         case .streamStart(let plan):
             out += finishFade()
+            // Nothing of a live stream's neighbour is mixed: what is held of the old track plays out while the stream
+            // connects, rather than waiting for its first samples.
+            if plan.live || live { out += releaseAll() }
             // Samples that cannot be mixed (crossfade off) leave nothing to wait for.
             pending = format == nil ? nil : Pending(plan: plan, oldFormat: format, oldLive: live)
             live = plan.live

@@ -163,6 +163,33 @@ import Testing
         #expect(rendered.count < Int(7.5 * 44_100), "\(Double(rendered.count) / 44_100) s: no overlap")
     }
 
+    @Test func aLiveStreamFadesInAfterAFile() async throws {
+        let icecast = try await Icecast()
+        try await icecast.startMP3Source(mount: "/fade.mp3", station: "Fade FM", frequency: 440)
+        let d = try Daemon()
+        try d.writeConfig("[playback.crossfade]\nseconds = 3\n")
+        let a = try d.sine("before.wav", seconds: 3, frequency: 660)
+        let out = d.media.file("rendered.raw")
+        try await d.start(["--verbose"], sink: StreamTests.rawSink(out.path))
+        _ = try await d.call(Daemon.trackList, "AddTrack", [.string(Daemon.uri(a)), .objectPath("/org/mpris/MediaPlayer2/TrackList/NoTrack"), .bool(false)])
+        _ = try await d.call(Daemon.trackList, "AddTrack", [.string(icecast.url("/fade.mp3")), .objectPath(try await d.tracks()[0]), .bool(false)])
+        _ = try await d.playerctl("play")
+        try await d.waitFor("the station plays for 5 s", timeout: .seconds(60)) {
+            guard try await d.metadata()["tonearm:station"]?.stringValue == "Fade FM" else { return false }
+            return try await d.position() > 5_000_000
+        }
+        _ = await d.terminate()
+        let rendered = WAV(raw: try Data(contentsOf: out), sampleRate: 44_100, channels: 1).mono
+        let file = Self.levels(rendered, frequency: 660), station = Self.levels(rendered, frequency: 440)
+        // The file plays out whole (nothing of it faded or lost), then the station rises from silence over 3 s.
+        let fileWindows = file.indices.filter { file[$0] > 14_000 }
+        #expect(fileWindows.count >= 27, "the file was cut or faded: \(fileWindows.count) full windows of 30")
+        let first = try #require(station.firstIndex { $0 > 200 }, "the station never came")
+        #expect(station[first] < 6_000 && station[first + 10] > station[first] && station[first + 20] > station[first + 10],
+                "the station does not fade in: \(station[first...].prefix(35))")
+        #expect(station[(first + 32)...].prefix(15).allSatisfy { $0 > 7_000 }, "the station is not at its level after the fade")
+    }
+
     @Test func crossfadeIsSetLiveFromEveryFaceAndKeptAcrossARestart() async throws {
         let d = try Daemon()
         try await d.start()
