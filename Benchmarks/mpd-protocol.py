@@ -7,30 +7,9 @@ sent by a second client. Prints a Markdown table with ratios (tonearm / peer). N
 """
 import argparse, os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, time, wave, math
 
-def connect(port, timeout=60):
-    deadline = time.time() + timeout
-    while True:
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=300)
-            f = s.makefile("rwb")
-            if f.readline().startswith(b"OK MPD"):
-                return s, f
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import command, connect, free_port  # noqa: E402
 
-def command(f, line):
-    f.write(line.encode() + b"\n"); f.flush()
-    out = []
-    while True:
-        l = f.readline()
-        if not l or l == b"OK\n" or l.startswith(b"ACK"):
-            return out, l
-        out.append(l)
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
 def measure(port, song_uri, calls, queue, wakes):
     s, f = connect(port)

@@ -11,6 +11,9 @@ give the ratio tonearm / mpd. Never fails on a time.
 """
 import argparse, math, os, random, shutil, signal, socket, sqlite3, statistics, struct, subprocess, sys, tempfile, time, wave
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import command, connect, cpu_of, env_for, free_port, start_bus  # noqa: E402
+
 GENRES = ["Jazz", "Rock", "Electronic", "Soul", "Ambient", "Pop", "Folk", "Classical"]
 ARTISTS = [f"Artist {i}" for i in range(400)] + ["Miles Davis", "Davis Trio", "The Beatles", "Nina Simone"]
 
@@ -24,34 +27,6 @@ QUERIES = [
      "rated over 3 stars, not heard for 30 days, best first, 100 (history: mpd has no last-played)"),
     ("random-50", "sort random\nlimit 50\n", None, "50 at random from the whole library"),
 ]
-
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-
-def connect(port, timeout=120):
-    deadline = time.time() + timeout
-    while True:
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=600)
-            f = s.makefile("rwb")
-            if f.readline().startswith(b"OK MPD"):
-                return s, f
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.1)
-
-
-def command(f, line):
-    f.write(line.encode() + b"\n"); f.flush()
-    out = []
-    while True:
-        l = f.readline()
-        if not l or l == b"OK\n" or l.startswith(b"ACK"):
-            return out, l
-        out.append(l)
 
 
 def timed(f, line, runs):
@@ -79,18 +54,6 @@ def library(n, seed=1):
                    rating=rng.randint(0, 10) if rng.random() < 0.4 else None, plays=rng.randint(1, 40) if played else 0,
                    first=first, last=min(now, first + rng.uniform(0, 200 * 86400)) if first else None,
                    added=now - rng.uniform(0, 3 * 365 * 86400))
-
-
-def env_for(home, bus):
-    return dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_DATA_HOME=os.path.join(home, "data"),
-                XDG_STATE_HOME=os.path.join(home, "state"), XDG_CACHE_HOME=os.path.join(home, "cache"),
-                DBUS_SESSION_BUS_ADDRESS=bus)
-
-
-def start_bus():
-    p = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
-    return p, p.stdout.readline().decode().strip()
 
 
 def tonearm_queries(o, home, music):
@@ -171,11 +134,6 @@ def mpd_queries(o, home, music):
         return {name: timed(f, q, o.runs) for name, _, q, _ in QUERIES if q}
     finally:
         os.killpg(p.pid, signal.SIGTERM); p.wait(timeout=120)
-
-
-def cpu_of(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def sine(path, seconds, freq):

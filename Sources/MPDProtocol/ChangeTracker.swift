@@ -84,8 +84,8 @@ public final class ChangeTracker: Sendable {
             case .trackFailed(_, let uri, let error):
                 s.error = "\(uri): \(error.message)"
                 return [.player]
-            case .replayGainModeChanged, .equalizerChanged:
-                // mpd has no equalizer; like the ReplayGain mode it is a playback option, so clients re-read status.
+            // mpd has no equalizer; like the ReplayGain mode it is a playback option, so clients re-read status.
+            case .replayGainModeChanged, .equalizerChanged, .crossfadeChanged:
                 return [.options]
             case .outputChanged, .outputFailed:
                 return [.output]

@@ -108,9 +108,14 @@ extension CommandExecutor {
                 throw MPDAck(.arg, (error as? TonearmError)?.message ?? "\(error)")
             }
         case "crossfade":
+            // Tonearm's own crossfade: consecutive tracks of one album in order stay gapless (see [playback.crossfade]).
             try count(name, a, 1...1)
             guard let seconds = Int(a[0]), seconds >= 0 else { throw MPDAck(.arg, "Integer expected: \(a[0])") }
-            guard seconds == 0 else { throw MPDAck(.arg, "crossfade is not supported by Tonearm (tracks play gapless)") }
+            do {
+                try await player.setCrossfade(seconds: Double(seconds))
+            } catch {
+                throw MPDAck(.arg, (error as? TonearmError)?.message ?? "\(error)")
+            }
         default:
             throw .unknownCommand(name)
         }

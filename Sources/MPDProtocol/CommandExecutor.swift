@@ -148,7 +148,21 @@ public final class CommandExecutor: Sendable {
             try count(name, a, 1...1)
             guard let mode = ReplayGainMode(rawValue: a[0]) else { throw MPDAck(.arg, "Unrecognized replay gain mode") }
             await player.setReplayGainMode(mode)
-        case "mixrampdb", "mixrampdelay": throw .notSupported(name)
+        // mixrampdb sets the level below which a track's end counts as silence before a fade (Tonearm measures it from
+        // the audio: no MixRamp tags needed); mixrampdelay's overlap is the crossfade itself, so only "nan" (off) is taken.
+        case "mixrampdb":
+            try count(name, a, 1...1)
+            guard let level = Double(a[0]), level.isFinite else { throw MPDAck(.arg, "Float expected: \(a[0])") }
+            do {
+                try await player.setCrossfadeSilence(threshold: level)
+            } catch {
+                throw MPDAck(.arg, (error as? TonearmError)?.message ?? "\(error)")
+            }
+        case "mixrampdelay":
+            try count(name, a, 1...1)
+            guard a[0].lowercased() == "nan" || Double(a[0]).map({ $0 < 0 }) == true else {
+                throw MPDAck(.arg, "mixrampdelay is not used by Tonearm: the overlap is the crossfade (set it with crossfade)")
+            }
         case "clearerror": tracker.clearError()
         // Status
         case "status": status(&r)
@@ -247,7 +261,9 @@ public final class CommandExecutor: Sendable {
         r.line("partition", "default")
         r.line("playlist", version)
         r.line("playlistlength", view.tracks.count)
-        r.line("mixrampdb", "0.000000")
+        let snapshot = player.state.snapshot
+        r.line("mixrampdb", String(format: "%.6f", snapshot.silenceThreshold))
+        if snapshot.crossfade > 0 { r.line("xfade", Int(snapshot.crossfade.rounded())) }
         r.line("state", view.status == .playing ? "play" : view.status == .paused ? "pause" : "stop")
         if let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) {
             r.line("song", index)

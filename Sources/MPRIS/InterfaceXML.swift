@@ -384,6 +384,11 @@ public enum InterfaceXML {
     </signal>
     <!-- ReplayGain mode, changed live: off, track, album or auto (album in order, track shuffled). -->
     <property name="ReplayGainMode" type="s" access="readwrite"/>
+    <!-- Crossfade length in seconds, 0 (off) to 15; changed live, from the next join. Consecutive tracks of one
+         album in order stay gapless unless [playback.crossfade] albums = "fade". -->
+    <property name="Crossfade" type="d" access="readwrite"/>
+    <!-- Below this level (dBFS, -96 to 0) a track's end counts as silence, skipped before a fade. -->
+    <property name="CrossfadeSilenceThreshold" type="d" access="readwrite"/>
     <!-- The ReplayGain applied to what plays now, in dB (0 when off or stopped); read on demand, not signalled. -->
     <property name="ReplayGain" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>

@@ -190,6 +190,9 @@ final class EventForwarder: Sendable {
         case .equalizerChanged(let state):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: TonearmPlayerInterface.equalizerProperties(state))
+        case .crossfadeChanged(let seconds, let threshold):
+            connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
+                                             changed: ["Crossfade": .double(seconds), "CrossfadeSilenceThreshold": .double(threshold)])
         case .outputChanged(let name, let problem):
             connection.emitPropertiesChanged(path: path, interface: TonearmPlayerInterface.name,
                                              changed: ["Output": .string(name), "OutputError": .string(problem)])

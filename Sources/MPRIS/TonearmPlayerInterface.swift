@@ -63,6 +63,8 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         case "Equalizer", "EqualizerBands", "EqualizerPreamp": return Self.equalizerProperties(s.equalizer)[property]
         case "EqualizerPresets": return .stringArray(s.equalizerPresets)
         case "EqualizerFrequencies": return .array(element: "d", EqualizerSettings.frequencies.map { .double($0) })
+        case "Crossfade": return .double(s.crossfade)
+        case "CrossfadeSilenceThreshold": return .double(s.silenceThreshold)
         case "Continue": return .string(s.continueMode.text)
         case "ReplayGain": return .double(20 * log10(max(1e-6, s.appliedGain)))
         case "Buffering": return .int32(Int32(s.buffering))
@@ -100,6 +102,12 @@ struct TonearmPlayerInterface: DBusInterfaceHandler {
         case "EqualizerPreamp":
             guard let preamp = value.doubleValue else { throw TonearmError.invalidValue("EqualizerPreamp is a double (dB)").dbus }
             try await bridged { try await player.setEqualizerPreamp(preamp) }
+        case "Crossfade":
+            guard let seconds = value.doubleValue else { throw DBusError.invalidArgs("Crossfade is a number of seconds (d), 0 to 15") }
+            try await bridged { try await player.setCrossfade(seconds: seconds) }
+        case "CrossfadeSilenceThreshold":
+            guard let level = value.doubleValue else { throw DBusError.invalidArgs("CrossfadeSilenceThreshold is a level in dBFS (d)") }
+            try await bridged { try await player.setCrossfadeSilence(threshold: level) }
         case "Continue":
             guard let text = value.stringValue, let mode = ContinueMode(text) else {
                 throw TonearmError.invalidValue("Continue is off, similar or playlist:NAME").dbus

@@ -21,6 +21,8 @@ final class PipelineShell: Sendable {
     let streamGain: StreamGain
     /// The graphic equalizer, in the filter only while it is on.
     let equalizer: Equalizer
+    /// The crossfade, inside that filter.
+    let crossfader: Crossfader
     let logger: Logger
     let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
@@ -71,6 +73,13 @@ final class PipelineShell: Sendable {
         tn_object_set_object(playbin, "audio-sink", first.element)
         do {
             streamGain = try StreamGain()
+            guard let caps = streamGain.mixingCaps else {
+                throw PlaybackError(domain: "core", code: 0, message: "the filter chain has no mixing capsfilter")
+            }
+            crossfader = try Crossfader(capsFilter: caps)
+            gst_object_unref(caps)
+            streamGain.insertAfterMixingFormat(crossfader.element)
+            // After the crossfade: it goes in just before tonearm-out, after whatever feeds it then.
             equalizer = try Equalizer(filter: streamGain.bin)
         } catch {
             gst_object_unref(playbin)
@@ -261,7 +270,10 @@ final class PipelineShell: Sendable {
         case .setURI(let uri):
             // A load (hand-overs set their URI in `aboutToFinish`): the machine's item is the one being loaded.
             let item = machine.withLock { $0.currentItem }
-            if let item, item.uri == uri { streamGain.load(item) }
+            if let item, item.uri == uri {
+                streamGain.load(item)
+                crossfader.load(item)
+            }
             setNetworkBuffer(live: item?.uri == uri && item?.isLive == true)
             tn_object_set_string(playbin, "uri", uri)
         case .setState(let state):
@@ -370,6 +382,7 @@ final class PipelineShell: Sendable {
             if case .setURI(let uri) = effect {
                 // Queued before the URI is set, so its gain is there when its stream reaches the filter.
                 streamGain.handOver(next)
+                crossfader.handOver(next)
                 setNetworkBuffer(live: next.isLive)
                 tn_object_set_string(playbin, "uri", uri)
             } else {

@@ -116,6 +116,16 @@ public final class PlaybackEngine: Sendable {
     public var equalizer: EqualizerCurve? { shell.equalizer.curve }
     /// Whether the equalizer's elements are in the path now (after off they stay until the ramp to flat is heard).
     public var equalizerInPath: Bool { shell.equalizer.isLinked }
+    /// Crossfade on for fades up to `seconds` (0 = off: the audio path is as without it, bit for bit); trailing
+    /// silence below `silenceThreshold` dBFS is skipped. Which join fades is each handed-over item's `crossfade`.
+    public func setCrossfade(seconds: Double, curve: FadeCurve = .equalPower,
+                             silenceThreshold: Double = CrossfadeFormat.defaultSilenceThreshold) {
+        shell.crossfader.configure(seconds: seconds, curve: curve, silenceThreshold: silenceThreshold)
+    }
+
+    /// The next `load` is a skip (Next, Previous, a jump) cutting what plays: the cut track fades out over `seconds`
+    /// under the new one's start instead of stopping dead. Only while crossfade is on.
+    public func fadeNextLoad(seconds: Double) { shell.crossfader.prepareSkip(seconds: seconds) }
 
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }

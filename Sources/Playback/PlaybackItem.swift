@@ -11,13 +11,17 @@ public struct PlaybackItem: Sendable, Equatable, Hashable, CustomStringConvertib
     public var gain: Double
     /// A live network stream (internet radio): it starts after a short network buffer, not playbin's 2 s.
     public var isLive: Bool
+    /// How it comes in when handed over after another: overlapping it by a fade, or (nil) joined to the sample.
+    public var crossfade: Crossfade?
 
-    public init(uri: String, token: UInt64, knownSeekable: Bool = false, gain: Double = 1, isLive: Bool = false) {
+    public init(uri: String, token: UInt64, knownSeekable: Bool = false, gain: Double = 1, isLive: Bool = false,
+                crossfade: Crossfade? = nil) {
         self.uri = uri
         self.token = token
         self.knownSeekable = knownSeekable
         self.gain = gain
         self.isLive = isLive
+        self.crossfade = crossfade
     }
 
     public var description: String { "#\(token) \(uri)" }

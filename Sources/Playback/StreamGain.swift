@@ -61,6 +61,22 @@ final class StreamGain: Sendable {
         }
     }
 
+    /// Puts `element` (one sink and one src pad) in the chain right after the mixing format's capsfilter. Before the
+    /// pipeline runs.
+    func insertAfterMixingFormat(_ element: UnsafeMutablePointer<GstElement>) {
+        guard let caps = gst_bin_get_by_name(tn_bin(bin), "tonearm-mix-caps") else { return }
+        guard let out = gst_bin_get_by_name(tn_bin(bin), "tonearm-out") else { gst_object_unref(caps); return }
+        gst_element_unlink(caps, out)
+        _ = gst_bin_add(tn_bin(bin), element)
+        _ = gst_element_link_pads(caps, "src", element, "sink")
+        _ = gst_element_link_pads(element, "src", out, "sink")
+        gst_object_unref(caps)
+        gst_object_unref(out)
+    }
+
+    /// The capsfilter that sets the mixing format (a crossfade's).
+    var mixingCaps: UnsafeMutablePointer<GstElement>? { gst_bin_get_by_name(tn_bin(bin), "tonearm-mix-caps") }
+
     deinit {
         if let pad = gst_element_get_static_pad(volume, "sink") {
             let id = probeID.load(ordering: .relaxed)

@@ -97,7 +97,7 @@ extension WebFace {
     private func frame(for item: Sequenced<PlayerEvent>) -> JSON? {
         let sequence = JSON.int(Int64(item.sequence))
         switch item.event {
-        case .changed, .buffering, .replayGainModeChanged, .equalizerChanged, .outputChanged:
+        case .changed, .buffering, .replayGainModeChanged, .equalizerChanged, .crossfadeChanged, .outputChanged:
             return ["type": "state", "sequence": sequence, "state": Shapes.state(player.state)]
         case .seeked(let position):
             return ["type": "seeked", "sequence": sequence, "position": .seconds(micro: position)]

@@ -57,6 +57,7 @@ extension WebFace {
             }
             await self.player.setReplayGainMode(mode)
         }
+        setting("crossfade", key: "seconds", router) { try await self.player.setCrossfade(seconds: try $0.requiredNumber("seconds")) }
         setting("output", key: "name", router) { try await self.player.setOutput(try $0.requiredString("name")) }
     }
 

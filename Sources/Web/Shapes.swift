@@ -35,7 +35,7 @@ enum Shapes {
             "shuffle": .bool(s.shuffle), "canGoNext": .bool(s.canGoNext), "canGoPrevious": .bool(s.canGoPrevious),
             "canPlay": .bool(s.canPlay), "canPause": .bool(s.canPause), "canSeek": .bool(s.canSeek),
             "queueVersion": .int(Int64(s.queueVersion)), "next": id(s.nextID),
-            "replayGain": .string(s.replayGainMode.rawValue), "output": .string(s.output),
+            "replayGain": .string(s.replayGainMode.rawValue), "crossfade": .double(s.crossfade), "output": .string(s.output),
             "outputProblem": .string(s.outputProblem), "outputs": .array(s.outputs.map(output)),
             "buffering": .int(Int64(s.buffering)), "lyricsLine": lyricsLine,
         ]

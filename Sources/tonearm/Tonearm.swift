@@ -20,7 +20,7 @@ struct Tonearm: AsyncParsableCommand {
             CommandGroup(name: "Playback", subcommands: [
                 Play.self, Pause.self, Toggle.self, Stop.self, Next.self, Previous.self,
             ]),
-            CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self, ReplayGain.self, EqualizerCommand.self, OutputCommand.self]),
+            CommandGroup(name: "Position and volume", subcommands: [Seek.self, Volume.self, ReplayGain.self, CrossfadeCommand.self, EqualizerCommand.self, OutputCommand.self]),
             CommandGroup(name: "Information", subcommands: [Status.self, WaveformCommand.self, LyricsCommand.self, WebCommand.self]),
             CommandGroup(name: "Queue", subcommands: [Queue.self, Playlist.self]),
             CommandGroup(name: "Library", subcommands: [Library.self, Browse.self, Rate.self, HistoryCommand.self, Pick.self, ContinueCommand.self]),

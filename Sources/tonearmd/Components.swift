@@ -87,6 +87,7 @@ struct Components {
         player = Player(engine: deferred, plugins: [midi, library, FileSource(artCache: artCache) { await library.enrich($0) }, streams],
                         stateStore: store, artCache: artCache, tickInterval: settings.tickInterval,
                         lyricsFinder: LyricsSources.finder(midi: midi), replayGain: settings.replayGain, equalizer: settings.equalizer,
+                        crossfade: settings.crossfade,
                         reconnectPolicy: streamsSettings.reconnect, outputs: outputs, outputRecovery: settings.outputs.recovery,
                         configuredOutput: settings.outputs.start, history: librarySettings.history ? library : nil, continuation: playlists)
         shares = ReceivedShares(settings: sharesSettings, artCache: artCache, media: media,

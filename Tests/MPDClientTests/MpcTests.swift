@@ -61,11 +61,25 @@ import Testing
         let missing = try await m.mpc("add", "No/Such.wav")
         #expect(missing.status != 0)
         #expect(missing.err.contains("No such directory") || missing.err.contains("No such"), "\(missing.err)")
-        let crossfade = try await m.mpc("crossfade", "5")
+        let crossfade = try await m.mpc("crossfade", "99")
         #expect(crossfade.status != 0)
-        #expect(crossfade.err.contains("not supported"), "\(crossfade.err)")
+        #expect(crossfade.err.contains("0 (off) to 15"), "\(crossfade.err)")
         #expect(try await m.mpc("lsplaylists").out == "")
         #expect(try await m.mpc("outputs").out.contains("Output 1 (default) is enabled"))
+    }
+
+    /// mpc's crossfade and mixrampdb set Tonearm's crossfade: status shows them, idle wakes `options`.
+    @Test func crossfadeIsSetAndShown() async throws {
+        let m = try MPDDaemon()
+        try await m.start()
+        #expect(try await m.mpc("crossfade").out.contains("crossfade: 0"))
+        #expect(try await m.mpc("crossfade", "4").status == 0)
+        #expect(try await m.mpc("crossfade").out.contains("crossfade: 4"))
+        #expect(try await m.mpc("mixrampdb", "-40").status == 0)
+        #expect(try await m.mpc("mixrampdb").out.contains("-40"))
+        #expect(try await m.mpc("mixrampdelay", "nan").status == 0)
+        #expect(try await m.mpc("crossfade", "0").status == 0)
+        #expect(try await m.mpc("crossfade").out.contains("crossfade: 0"))
     }
 
     /// Tonearm's named outputs are MPD's outputs, one enabled at a time: enabling another switches to it.

@@ -49,6 +49,8 @@ import Testing
         #expect(try await d.status() == "Playing")
         try await page(web, "follows-pause")
         try await d.waitFor("Paused by playerctl") { try await d.status() == "Paused" }
+        try await page(web, "crossfade-pick")
+        #expect(try await d.get(Daemon.tonearm, "Crossfade") == .double(3))
     }
 
     @Test func draggingOnTheWaveformSeeksAndReorderingChangesTheTrackList() async throws {

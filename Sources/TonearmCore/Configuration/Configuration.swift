@@ -33,6 +33,8 @@ public struct Configuration: Sendable, Equatable {
     public var replayGain = ReplayGainSettings()
     /// `[playback.equalizer]`: the graphic equalizer and its presets.
     public var equalizer = EqualizerSettings()
+    /// `[playback.crossfade]`: overlapping tracks.
+    public var crossfade = CrossfadeSettings()
     /// Plugin sections (`[plugins.NAME]`), handed to each plugin untouched.
     public var pluginSections: [String: [String: ConfigValue]] = [:]
     /// `[mpd-protocol]`: the MPD protocol server.
@@ -84,7 +86,7 @@ public struct Configuration: Sendable, Equatable {
         for (key, value) in values {
             switch (key, value) {
             case ("playback", .table(let playback)):
-                let section = try ConfigSection("\(origin): [playback]", playback, known: ["replaygain", "equalizer"])
+                let section = try ConfigSection("\(origin): [playback]", playback, known: ["replaygain", "equalizer", "crossfade"])
                 if case .table(let table)? = section.table["replaygain"] {
                     config.replayGain = try ReplayGainSettings(section: table, origin: origin)
                     for key in table.keys { config.sources["playback.replaygain.\(key)"] = .file }
@@ -96,6 +98,12 @@ public struct Configuration: Sendable, Equatable {
                     for key in table.keys { config.sources["playback.equalizer.\(key)"] = .file }
                 } else if section.table["equalizer"] != nil {
                     throw section.fail("equalizer", "a table such as [playback.equalizer]")
+                }
+                if case .table(let table)? = section.table["crossfade"] {
+                    config.crossfade = try CrossfadeSettings(section: table, origin: origin)
+                    for key in table.keys { config.sources["playback.crossfade.\(key)"] = .file }
+                } else if section.table["crossfade"] != nil {
+                    throw section.fail("crossfade", "a table such as [playback.crossfade]")
                 }
             case ("plugins", .table(let plugins)):
                 for (name, section) in plugins {
@@ -171,6 +179,8 @@ public struct Configuration: Sendable, Equatable {
                 : sources["playback.equalizer.preset"] ?? sources["playback.equalizer.bands"])
             return written ?? .defaultValue
         }
+        lines.append("\n[playback.crossfade]")
+        lines += crossfade.describe { sources["playback.crossfade.\($0)"] ?? .defaultValue }
         lines += mpdProtocol.describe(source: sources["mpd-protocol"]?.rawValue ?? "default")
         lines += web.describe(source: sources["web"]?.rawValue ?? "default")
         for name in pluginSections.keys.sorted() {

@@ -16,6 +16,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var gains: [UInt64: Double] = [:]
         var equalizer: EqualizerCurve?
+        var crossfade: (seconds: Double, curve: FadeCurve, silence: Double)?
         var isShutDown = false
         /// Events of the machine, to hand on outside the lock.
         var pending: [PlaybackEvent] = []
@@ -43,6 +44,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             if let provider = s.provider { real.setNextItemProvider(provider) }
             real.setVolume(s.volume)
             if let curve = s.equalizer { real.setEqualizer(curve) }
+            if let c = s.crossfade { real.setCrossfade(seconds: c.seconds, curve: c.curve, silenceThreshold: c.silence) }
             let snapshot = s.machine.snapshot
             if let item = snapshot.item, snapshot.status != .stopped {
                 var item = item
@@ -148,6 +150,13 @@ public final class DeferredEngine: PlaybackControl, Sendable {
     }
 
     public func setVolume(_ volume: Double) { route { $0.volume = volume }?.setVolume(volume) }
+
+    public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {
+        route { $0.crossfade = (seconds, curve, silenceThreshold) }?.setCrossfade(seconds: seconds, curve: curve, silenceThreshold: silenceThreshold)
+    }
+
+    /// Before the engine is attached nothing plays, so there is nothing to fade.
+    public func fadeNextLoad(seconds: Double) { state.withLock { $0.real }?.fadeNextLoad(seconds: seconds) }
 
     public func setGain(_ gain: Double, forToken token: UInt64) {
         route { $0.gains[token] = gain }?.setGain(gain, forToken: token)

@@ -33,6 +33,17 @@ public protocol PlaybackControl: AnyObject, Sendable {
     /// Moves playback to a prepared output, keeping the item and position; held paused when `paused`, else as it was.
     func useOutput(_ prepared: PreparedOutput, paused: Bool?)
     func shutdown()
+    /// Crossfade on for fades up to `seconds` (0 = off), along `curve`, skipping trailing silence below
+    /// `silenceThreshold` dBFS.
+    func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double)
+    /// The next load is a skip cutting what plays: it fades out over `seconds` under the new item's start.
+    func fadeNextLoad(seconds: Double)
+}
+
+extension PlaybackControl {
+    /// An engine with no audio path of its own (a test's) has nothing to fade.
+    public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
+    public func fadeNextLoad(seconds: Double) {}
 }
 
 extension PlaybackEngine: PlaybackControl {}

@@ -51,6 +51,10 @@ public actor Player {
     var equalizer: EqualizerState
     /// Whether the equalizer was changed live (then it is saved and outlives a restart).
     var equalizerSetLive = false
+    /// `[playback.crossfade]`, with the length and silence threshold as last set (config, or live).
+    var crossfade: CrossfadeSettings
+    /// Whether the crossfade was set live (then it is saved and outlives a restart).
+    var crossfadeSetLive = false
     var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
@@ -101,6 +105,7 @@ public actor Player {
                 tickInterval: Duration = .seconds(1), lyricsFinder: LyricsFinder? = nil,
                 replayGain: ReplayGainSettings = ReplayGainSettings(),
                 equalizer: EqualizerSettings = EqualizerSettings(),
+                crossfade: CrossfadeSettings = CrossfadeSettings(),
                 reconnectPolicy: StreamReconnectPolicy = StreamReconnectPolicy(),
                 outputs: [AudioOutput] = [], outputRecovery: OutputRecoveryPolicy = OutputRecoveryPolicy(),
                 configuredOutput: String? = nil, history: (any ListeningHistory)? = nil,
@@ -110,6 +115,7 @@ public actor Player {
         self.replayGain = replayGain
         equalizerSettings = equalizer
         self.equalizer = equalizer.initialState
+        self.crossfade = crossfade
         outputPolicy = outputRecovery
         self.outputRecovery = OutputRecovery(policy: outputRecovery)
         let current = engine.output
@@ -130,6 +136,7 @@ public actor Player {
     public func start() {
         engine.setNextItemProvider { [handover] finishing in handover.next(after: finishing) }
         applyEqualizer()
+        applyCrossfade(announce: false)
         let engineEvents = engine.events
         tasks.append(Task { [weak self] in
             for await event in engineEvents {
@@ -258,6 +265,8 @@ public actor Player {
         s.replayGainMode = replayGain.mode
         s.equalizer = equalizer
         s.equalizerPresets = equalizerSettings.presetNames
+        s.crossfade = crossfade.seconds
+        s.silenceThreshold = crossfade.silenceThreshold
         s.output = engine.output.name
         s.outputProblem = outputRecovery.problem
         s.outputs = outputs

@@ -1,4 +1,5 @@
 import Lyrics
+import Playback
 
 /// Everything the player's bus face needs to know to keep clients current.
 public enum PlayerEvent: Sendable, Equatable {
@@ -26,6 +27,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case replayGainModeChanged(ReplayGainMode)
     /// The equalizer was switched or changed.
     case equalizerChanged(EqualizerState)
+    /// The crossfade length (0: off) or the silence threshold before a fade changed.
+    case crossfadeChanged(seconds: Double, silenceThreshold: Double)
     /// The current output, or its trouble ("" when none), changed.
     case outputChanged(name: String, problem: String)
     /// The current output failed (could not open, or stopped taking audio): playback holds paused, reconnecting.
@@ -73,6 +76,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var equalizer = EqualizerState()
     /// The presets it can be switched to, built-in ones first.
     public var equalizerPresets: [String] = []
+    /// How long tracks overlap, in seconds (0: crossfade off).
+    public var crossfade = 0.0
+    /// Below this level (dBFS) a track's end is silence, skipped before a fade.
+    public var silenceThreshold = CrossfadeFormat.defaultSilenceThreshold
     /// The output audio goes to, and why it takes none ("" while it does).
     public var output = ""
     public var outputProblem = ""

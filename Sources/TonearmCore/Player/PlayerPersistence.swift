@@ -24,6 +24,15 @@ extension Player {
             equalizerSetLive = true
             applyEqualizer()
         }
+        if let seconds = state.crossfadeSeconds, CrossfadeSettings.secondsRange.contains(seconds) {
+            crossfade.seconds = seconds
+            crossfadeSetLive = true
+        }
+        if let threshold = state.crossfadeSilenceThreshold, CrossfadeSettings.silenceRange.contains(threshold) {
+            crossfade.silenceThreshold = threshold
+            crossfadeSetLive = true
+        }
+        if crossfadeSetLive { applyCrossfade(announce: false) }
         // Kept until the config's `output` changes (the start output was chosen from it already).
         if let saved = state.output, saved.configured == outputState.configuredStart { outputState.chosen = saved }
         emit(.trackListReplaced(queue.ids, current: queue.currentID))
@@ -57,6 +66,10 @@ extension Player {
         state.volume = volume
         if replayGainModeSetLive { state.replayGainMode = replayGain.mode.rawValue }
         if equalizerSetLive { state.equalizer = equalizer }
+        if crossfadeSetLive {
+            state.crossfadeSeconds = crossfade.seconds
+            state.crossfadeSilenceThreshold = crossfade.silenceThreshold
+        }
         state.output = outputState.chosen
         state.tickIntervalMicroseconds = Int64(tickInterval.components.seconds) * 1_000_000
             + tickInterval.components.attoseconds / 1_000_000_000_000

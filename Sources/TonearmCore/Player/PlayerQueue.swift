@@ -281,9 +281,13 @@ extension Player {
         var upcoming: [PlaybackItem] = []
         var seen: Set<TrackID> = []
         var cursor = current
+        var previous = current.flatMap { queue.track($0) }?.metadata
         while current != nil, upcoming.count < 8, let id = playable(after: cursor, automatic: true),
               let track = queue.track(id), let serial = id.serial {
-            upcoming.append(playbackItem(track, serial))
+            var item = playbackItem(track, serial)
+            item.crossfade = crossfade.transition(from: previous, to: track.metadata)
+            previous = track.metadata
+            upcoming.append(item)
             guard id != current, seen.insert(id).inserted else { break }
             cursor = id
         }

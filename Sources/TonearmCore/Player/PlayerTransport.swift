@@ -174,6 +174,7 @@ extension Player {
         case (true, .paused):
             load(id, paused: true)
         default:
+            fadeSkip()
             load(id, paused: false)
         }
     }

@@ -12,6 +12,9 @@ public struct PersistedState: Sendable, Codable, Equatable {
     public var replayGainMode: String?
     /// The equalizer as last changed live; it wins over `[playback.equalizer]`, as the ReplayGain mode does.
     public var equalizer: EqualizerState?
+    /// The crossfade length and silence threshold, when set live.
+    public var crossfadeSeconds: Double?
+    public var crossfadeSilenceThreshold: Double?
     /// The output last switched to live; it wins over the config's `output` at the next start, as mpd keeps its
     /// outputs' state, until the config's `output` is changed.
     public var output: SavedOutput?

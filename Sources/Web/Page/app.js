@@ -256,6 +256,7 @@ function applyState(s) {
   $('buffering').textContent = s.buffering < 100 ? `Buffering ${s.buffering}%` : '';
   if (performance.now() - volumeTouched > 1500) $('volume').value = s.volume;
   renderOutputs(s);
+  renderCrossfade(s.crossfade || 0);
   slider.setAttribute('aria-disabled', String(!s.canSeek));
   renderLength();
   markCurrent();
@@ -277,6 +278,16 @@ function renderOutputs(s) {
   }
   sel.value = s.output;
   $('output-problem').textContent = s.outputProblem || '';
+}
+
+function renderCrossfade(seconds) {
+  const sel = $('crossfade');
+  // The usual lengths, and whatever was set elsewhere (tonearm crossfade 7, mpc crossfade 3).
+  const wanted = [...new Set([0, 2, 4, 6, 8, 10, 12, seconds])].sort((a, b) => a - b);
+  if ([...sel.options].map(o => o.value).join() !== wanted.join()) {
+    sel.replaceChildren(...wanted.map(v => h('option', {value: String(v), text: v ? `Crossfade ${v} s` : 'No crossfade'})));
+  }
+  sel.value = String(seconds);
 }
 
 // ---- Position: a waveform on a canvas, moved on smoothly between events ----
@@ -492,6 +503,7 @@ $('loop').addEventListener('click', () => {
   api('PUT', '/player/loop', {loop: next}).then(applyState);
 });
 $('output').addEventListener('change', e => api('PUT', '/player/output', {name: e.target.value}).then(applyState));
+$('crossfade').addEventListener('change', e => api('PUT', '/player/crossfade', {seconds: Number(e.target.value)}).then(applyState));
 $('art').addEventListener('error', () => { $('art').hidden = true; });
 
 // ---- Queue ----

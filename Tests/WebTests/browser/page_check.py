@@ -25,7 +25,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 TIMEOUT = 30
 POLL = 0.05
@@ -301,9 +301,26 @@ def console_clean(driver, args):
     return f'no console errors after loading and playing/pausing twice{extra}'
 
 
+CROSSFADE = ['busctl', '--user', 'org.mpris.MediaPlayer2.tonearm', '/org/mpris/MediaPlayer2', 'org.tonearm.Player1', 'Crossfade']
+
+
+def crossfade_pick(driver, args):
+    picker = by_id(driver, 'crossfade')
+    if name_of(picker) != 'Crossfade':
+        raise Failed(f'the crossfade picker is named {name_of(picker)!r}')
+    Select(picker).select_by_value('6')
+    poll('the daemon to say Crossfade 6', lambda: run(*CROSSFADE[:2], 'get-property', *CROSSFADE[2:]) == 'd 6')
+    if run(*CROSSFADE[:2], 'set-property', *CROSSFADE[2:], 'd', '3') is None:
+        raise Failed('busctl could not set Crossfade')
+    wait(driver, 'the picker to follow the bus to 3 s', lambda: picker.get_attribute('value') == '3')
+    still_same_page(driver)
+    return 'picking 6 s in the page set the daemon\'s crossfade, and a change over the bus showed in the page'
+
+
 SCENARIOS = {
     'shows-track': shows_track, 'play-click': play_click, 'follows-pause': follows_pause, 'seek-drag': seek_drag,
     'reorder': reorder, 'accept-offer': accept_offer, 'narrow': narrow, 'console-clean': console_clean,
+    'crossfade-pick': crossfade_pick,
 }
 
 

@@ -1,0 +1,241 @@
+import CGStreamer
+import Foundation
+import Synchronization
+
+/// The crossfade's place in playbin's audio filter: an element (a bin with a sink and a src pad of its own) whose pad
+/// functions feed a `CrossfadeMixer` on the streaming thread and send on what it returns. With crossfade off, or
+/// while nothing is held, buffers pass through untouched.
+///
+/// The capsfilter ahead of it asks for the mixing format (`CrossfadeFormat`) while crossfade is on and for nothing
+/// while it is off, so audio is converted only when a fade may need it.
+final class Crossfader: Sendable {
+    nonisolated(unsafe) let element: UnsafeMutablePointer<GstElement>
+    nonisolated(unsafe) private let sinkPad: UnsafeMutablePointer<GstPad>
+    nonisolated(unsafe) private let srcPad: UnsafeMutablePointer<GstPad>
+    nonisolated(unsafe) private let capsFilter: UnsafeMutablePointer<GstElement>
+
+    /// A GStreamer event held in the mixer's line; unreferenced if dropped (a flush).
+    final class HeldEvent: @unchecked Sendable {
+        private var event: UnsafeMutablePointer<GstEvent>?
+        init(_ event: UnsafeMutablePointer<GstEvent>) { self.event = event }
+        /// The event, handed on exactly once.
+        func take() -> UnsafeMutablePointer<GstEvent>? {
+            defer { event = nil }
+            return event
+        }
+        deinit { if let event { gst_event_unref(event) } }
+    }
+
+    private struct State: @unchecked Sendable {
+        var mixer = CrossfadeMixer<HeldEvent>()
+        /// The streams expected to start, in order, with how each comes in.
+        var plans: [(token: UInt64, plan: CrossfadeMixer<HeldEvent>.Plan)] = []
+        var group: UInt32?
+        var seconds = 0.0
+        var curve = FadeCurve.equalPower
+        /// The fade a skip asked for, taken when the pipeline stops for it.
+        var skipSeconds = 0.0
+    }
+    private let state = Mutex(State())
+
+    /// - Parameter capsFilter: the capsfilter right ahead of this element, which sets the mixing format.
+    init(capsFilter: UnsafeMutablePointer<GstElement>) throws {
+        guard let element = gst_bin_new("tonearm-crossfade") else {
+            throw PlaybackError(domain: "core", code: 0, message: "cannot make the crossfade element")
+        }
+        _ = gst_object_ref_sink(element)
+        self.element = element
+        self.capsFilter = capsFilter
+        sinkPad = gst_pad_new("sink", GST_PAD_SINK)
+        srcPad = gst_pad_new("src", GST_PAD_SRC)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        gst_pad_set_element_private(sinkPad, me)
+        gst_pad_set_element_private(srcPad, me)
+        gst_pad_set_chain_function_full(sinkPad, { pad, _, buffer in
+            guard let buffer else { return GST_FLOW_ERROR }
+            guard let me = Crossfader.owner(of: pad) else { gst_buffer_unref(buffer); return GST_FLOW_ERROR }
+            return me.chain(buffer)
+        }, nil, nil)
+        gst_pad_set_event_function_full(sinkPad, { pad, _, event in
+            guard let event else { return 0 }
+            guard let me = Crossfader.owner(of: pad) else { gst_event_unref(event); return 0 }
+            return me.downstream(event)
+        }, nil, nil)
+        gst_pad_set_event_function_full(srcPad, { pad, _, event in
+            guard let event else { return 0 }
+            guard let me = Crossfader.owner(of: pad) else { gst_event_unref(event); return 0 }
+            return gst_pad_push_event(me.sinkPad, event)
+        }, nil, nil)
+        gst_pad_set_query_function_full(sinkPad, { pad, _, query in
+            guard let query, let me = Crossfader.owner(of: pad) else { return 0 }
+            return gst_pad_peer_query(me.srcPad, query)
+        }, nil, nil)
+        gst_pad_set_query_function_full(srcPad, { pad, _, query in
+            guard let query, let me = Crossfader.owner(of: pad) else { return 0 }
+            return me.upstream(query)
+        }, nil, nil)
+        gst_pad_set_activatemode_function_full(sinkPad, { pad, _, _, active in
+            if active == 0, let me = Crossfader.owner(of: pad) { me.stopped() }
+            return 1
+        }, nil, nil)
+        _ = gst_element_add_pad(element, sinkPad)
+        _ = gst_element_add_pad(element, srcPad)
+    }
+
+    deinit {
+        gst_object_unref(element)
+    }
+
+    private static func owner(of pad: UnsafeMutablePointer<GstPad>?) -> Crossfader? {
+        guard let pad, let data = gst_pad_get_element_private(pad) else { return nil }
+        return Unmanaged<Crossfader>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    // MARK: - Settings (any thread)
+
+    /// Turns crossfade on for fades up to `seconds` (0 = off: nothing held, nothing converted), skipping trailing
+    /// silence below `silenceThreshold` dBFS. Takes effect at once; a stream that plays gets the mixing format by
+    /// renegotiation.
+    func configure(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {
+        let on = seconds > 0
+        state.withLock { s in
+            s.seconds = seconds
+            s.curve = curve
+            s.mixer.holdSeconds = on ? min(seconds, CrossfadeFormat.maximumSeconds) + CrossfadeFormat.maximumSilence + 1 : 0
+            s.mixer.silenceLevel = Float(pow(10, silenceThreshold / 20))
+        }
+        gst_util_set_object_arg(tn_object(capsFilter), "caps", on ? CrossfadeFormat.caps : "ANY")
+    }
+
+    /// The next load cuts what plays (a skip): what would have been heard next of it fades out over `seconds` under
+    /// the new item's start. Only while crossfade is on (nothing is held otherwise).
+    func prepareSkip(seconds: Double) {
+        state.withLock { $0.skipSeconds = $0.seconds > 0 ? seconds : 0 }
+    }
+
+    /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut.
+    private func stopped() {
+        state.withLock { s in
+            if s.skipSeconds > 0 {
+                s.mixer.flush(keepingForSkip: s.skipSeconds, curve: s.curve)
+            } else {
+                s.mixer.flush()
+                s.mixer.forgetSkip()
+            }
+            s.skipSeconds = 0
+        }
+    }
+
+    /// A new item is loaded (the pipeline was reset): it starts with no fade.
+    func load(_ item: PlaybackItem) {
+        state.withLock { s in
+            s.plans = [(item.token, .init(fade: nil, live: item.isLive))]
+            s.group = nil
+        }
+    }
+
+    /// `item` was handed over to follow gaplessly: it comes in with its own crossfade, if any.
+    func handOver(_ item: PlaybackItem) {
+        state.withLock { s in
+            s.plans.append((item.token, .init(fade: s.seconds > 0 ? item.crossfade : nil, live: item.isLive)))
+        }
+    }
+
+    // MARK: - The streaming thread
+
+    private func chain(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
+        if state.withLock({ $0.mixer.isPassingThrough }) { return gst_pad_push(srcPad, buffer) }
+        let size = gst_buffer_get_size(buffer)
+        var samples = [Float](repeating: 0, count: Int(size) / MemoryLayout<Float>.size)
+        samples.withUnsafeMutableBytes { _ = gst_buffer_extract(buffer, 0, $0.baseAddress, gsize($0.count)) }
+        let pts = buffer.pointee.pts
+        gst_buffer_unref(buffer)
+        let outputs = state.withLock { $0.mixer.audio(samples, pts: pts == tn_clock_time_none() ? nil : Int64(pts)) }
+        return send(outputs)
+    }
+
+    private func downstream(_ event: UnsafeMutablePointer<GstEvent>) -> gboolean {
+        let type = event.pointee.type
+        let kind: CrossfadeMixer<HeldEvent>.Kind
+        switch type {
+        case GST_EVENT_FLUSH_START:
+            return gst_pad_push_event(srcPad, event)
+        case GST_EVENT_FLUSH_STOP:
+            state.withLock { $0.mixer.flush() }
+            return gst_pad_push_event(srcPad, event)
+        case GST_EVENT_STREAM_START:
+            var group: guint = 0
+            let hasGroup = gst_event_parse_group_id(event, &group) != 0
+            kind = state.withLock { s in
+                // A seek or a reconfiguration may repeat STREAM_START within a group: only a new group is a new stream.
+                guard hasGroup, UInt32(group) != s.group else { return .other }
+                s.group = UInt32(group)
+                return .streamStart(s.plans.isEmpty ? .gapless : s.plans.removeFirst().plan)
+            }
+        case GST_EVENT_CAPS:
+            var caps: UnsafeMutablePointer<GstCaps>?
+            gst_event_parse_caps(event, &caps)
+            kind = .caps(caps.flatMap(Self.mixingFormat))
+        case GST_EVENT_SEGMENT:
+            var segment: UnsafePointer<GstSegment>?
+            gst_event_parse_segment(event, &segment)
+            kind = .segment(rate: segment?.pointee.rate ?? 1)
+        case GST_EVENT_EOS:
+            kind = .endOfStream
+        default:
+            guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return gst_pad_push_event(srcPad, event) }
+            kind = .other
+        }
+        let outputs = state.withLock { $0.mixer.event(HeldEvent(event), kind) }
+        _ = send(outputs)
+        return 1
+    }
+
+    private func upstream(_ query: UnsafeMutablePointer<GstQuery>) -> gboolean {
+        // Upstream already decodes the next track while the end of this one is held: its duration is not the one
+        // heard. Unknown until the next one starts.
+        if query.pointee.type == GST_QUERY_DURATION, state.withLock({ $0.mixer.holdsStreamStart }) { return 0 }
+        return gst_pad_peer_query(sinkPad, query)
+    }
+
+    private func send(_ outputs: [CrossfadeMixer<HeldEvent>.Output]) -> GstFlowReturn {
+        var flow = GST_FLOW_OK
+        for output in outputs {
+            switch output {
+            case .audio(let samples, let pts, let duration):
+                guard flow == GST_FLOW_OK else { continue }
+                let bytes = samples.count * MemoryLayout<Float>.size
+                guard let buffer = gst_buffer_new_allocate(nil, gsize(bytes), nil) else { continue }
+                samples.withUnsafeBytes { _ = gst_buffer_fill(buffer, 0, $0.baseAddress, gsize(bytes)) }
+                buffer.pointee.pts = pts.map { GstClockTime($0) } ?? tn_clock_time_none()
+                buffer.pointee.duration = duration > 0 ? GstClockTime(duration) : tn_clock_time_none()
+                flow = gst_pad_push(srcPad, buffer)
+            case .event(let held, let shift):
+                guard let event = held.take() else { continue }
+                _ = gst_pad_push_event(srcPad, shift > 0 ? Self.shifted(event, by: shift) : event)
+            }
+        }
+        return flow
+    }
+
+    /// A segment event whose base is lowered by `shift` ns (the running time the fade took out).
+    private static func shifted(_ event: UnsafeMutablePointer<GstEvent>, by shift: Int64) -> UnsafeMutablePointer<GstEvent> {
+        guard event.pointee.type == GST_EVENT_SEGMENT else { return event }
+        var segment = GstSegment()
+        gst_event_copy_segment(event, &segment)
+        segment.base = segment.base > GstClockTime(shift) ? segment.base - GstClockTime(shift) : 0
+        guard let new = gst_event_new_segment(&segment) else { return event }
+        gst_event_set_seqnum(new, gst_event_get_seqnum(event))
+        gst_event_unref(event)
+        return new
+    }
+
+    /// The mixing format when `caps` are interleaved 32-bit float (what the capsfilter asks for while crossfade is
+    /// on); nil otherwise.
+    private static func mixingFormat(_ caps: UnsafeMutablePointer<GstCaps>) -> CrossfadeMixer<HeldEvent>.Format? {
+        var info = GstAudioInfo()
+        guard gst_audio_info_from_caps(&info, caps) != 0, info.finfo?.pointee.format == GST_AUDIO_FORMAT_F32LE,
+              info.layout == GST_AUDIO_LAYOUT_INTERLEAVED, info.rate > 0, info.channels > 0 else { return nil }
+        return .init(rate: Int(info.rate), channels: Int(info.channels))
+    }
+}
