@@ -140,6 +140,8 @@ final class Equalizer: Sendable {
     var curve: EqualizerCurve? { state.withLock { $0.wanted } }
     /// Whether the chain is in the filter now (it stays for a ramp to flat after off, while audio flows).
     var isLinked: Bool { state.withLock { $0.linked } }
+    /// Whether the gains have reached the curve asked for (flat when off), and after off the chain is out.
+    var isSettled: Bool { state.withLock { $0.ramp.isSettled && ($0.wanted != nil || !$0.linked) } }
     /// The gains applied now: ten bands then the preamp, dB.
     var appliedValues: [Double] { state.withLock { $0.ramp.current } }
 
@@ -239,9 +241,17 @@ final class Equalizer: Sendable {
             _ = gst_element_set_state(element, GST_STATE_NULL)
             _ = gst_bin_remove(tn_bin(bin), element)
         }
-        // Back in flat for the next time it goes in.
-        state.withLock { $0.ramp.settle(at: EqualizerCurve.flat.values) }
-        apply(EqualizerCurve.flat.values)
+        // Back to flat for the next time it goes in. A curve asked for while this removal was under way (it saw the
+        // chain still in) goes in again at once: from flat with a ramp while audio flows, else straight to it.
+        let flows = isFlowing
+        let values = state.withLock { s -> [Double] in
+            s.ramp.settle(at: EqualizerCurve.flat.values)
+            if let wanted = s.wanted {
+                if flows { s.ramp.retarget(wanted.values) } else { s.ramp.settle(at: wanted.values) }
+            }
+            return s.ramp.current
+        }
+        apply(values)
     }
 
     // MARK: - Streaming thread

@@ -116,6 +116,8 @@ public final class PlaybackEngine: Sendable {
     public var equalizer: EqualizerCurve? { shell.equalizer.curve }
     /// Whether the equalizer's elements are in the path now (after off they stay until the ramp to flat is heard).
     public var equalizerInPath: Bool { shell.equalizer.isLinked }
+    /// Whether the last equalizer change has been carried out to the end (its ramp done; after off, the chain out).
+    public var equalizerSettled: Bool { shell.equalizer.isSettled }
     /// Crossfade on for fades up to `seconds` (0 = off: the audio path is as without it, bit for bit); trailing
     /// silence below `silenceThreshold` dBFS is skipped. Which join fades is each handed-over item's `crossfade`.
     public func setCrossfade(seconds: Double, curve: FadeCurve = .equalPower,

@@ -44,6 +44,7 @@ struct EffectiveConfig {
             let implied = key == "enabled" ? settings.sources["playback.equalizer.preset"] ?? settings.sources["playback.equalizer.bands"] : nil
             rows.append(Row(section: "playback.equalizer", key: key, value: value,
                             source: (settings.sources["playback.equalizer.\(stored)"] ?? implied)?.rawValue ?? "default"))
+        }
         for (key, value) in settings.crossfade.values {
             rows.append(Row(section: "playback.crossfade", key: key, value: value,
                             source: settings.sources["playback.crossfade.\(key)"]?.rawValue ?? "default"))
