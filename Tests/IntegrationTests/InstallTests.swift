@@ -130,7 +130,7 @@ import Testing
         let commands = man.split(separator: "\n").filter { $0.hasPrefix(".SS \"tonearm ") }
             .map { $0.dropFirst(".SS \"tonearm ".count).dropLast().split(separator: " ").map(String.init) }
         let expected = ["play", "pause", "toggle", "stop", "next", "prev", "seek", "volume", "status", "lyrics", "queue", "library", "browse", "rate", "history", "pick", "continue",
-                        "midi", "open", "export", "shares", "config", "doctor", "completions", "manual", "waveform", "replaygain", "eq", "playlist", "output", "web"]
+                        "midi", "open", "export", "shares", "config", "doctor", "completions", "manual", "waveform", "replaygain", "crossfade", "eq", "playlist", "output", "web"]
         #expect(Set(commands.filter { $0.count == 1 }.map { $0[0] }) == Set(expected))
         #expect(commands.contains(["queue", "move"]) && commands.contains(["midi", "browse"]) && commands.contains(["library", "search"])
                 && commands.contains(["playlist", "save"]))
