@@ -58,6 +58,30 @@ extension WebFace {
             await self.player.setReplayGainMode(mode)
         }
         setting("crossfade", key: "seconds", router) { try await self.player.setCrossfade(seconds: try $0.requiredNumber("seconds")) }
+        router.get("/api/v1/player/equalizer") { _, _ in WebResponses.json(Shapes.equalizer(self.player.state.snapshot, full: true)) }
+        router.put("/api/v1/player/equalizer") { request, _ in
+            await Self.answer {
+                let body = try await Self.body(request)
+                try body.only(["equalizer", "bands", "preamp"])
+                let name = try body.string("equalizer"), preamp = try body.number("preamp")
+                var bands: [Double]?
+                if let field = body.fields["bands"] {
+                    guard case .array(let items) = field else { throw WebProblem.badRequest("'bands' must be 10 numbers (dB)") }
+                    bands = try items.map { item throws(WebProblem) -> Double in
+                        guard case .number(let n) = item, n.isFinite else { throw WebProblem.badRequest("'bands' must be 10 numbers (dB)") }
+                        return n
+                    }
+                }
+                guard name != nil || bands != nil || preamp != nil else {
+                    throw WebProblem.badRequest("give 'equalizer' (off, on or a preset), 'bands' or 'preamp'")
+                }
+                // A preset first, so bands and a preamp in the same body change it.
+                if let name { try await self.player.setEqualizer(named: name) }
+                if let bands { try await self.player.setEqualizerBands(bands) }
+                if let preamp { try await self.player.setEqualizerPreamp(preamp) }
+                return self.stateNow
+            }
+        }
         setting("output", key: "name", router) { try await self.player.setOutput(try $0.requiredString("name")) }
     }
 

@@ -37,8 +37,21 @@ enum Shapes {
             "queueVersion": .int(Int64(s.queueVersion)), "next": id(s.nextID),
             "replayGain": .string(s.replayGainMode.rawValue), "crossfade": .double(s.crossfade), "output": .string(s.output),
             "outputProblem": .string(s.outputProblem), "outputs": .array(s.outputs.map(output)),
-            "buffering": .int(Int64(s.buffering)), "lyricsLine": lyricsLine,
+            "buffering": .int(Int64(s.buffering)), "lyricsLine": lyricsLine, "equalizer": equalizer(s, full: false),
         ]
+    }
+
+    /// {"equalizer": "off" | preset | "custom", "bands": [10 dB], "preamp": dB}; `full` adds "presets" and
+    /// "frequencies".
+    static func equalizer(_ s: PlayerSnapshot, full: Bool) -> JSON {
+        var fields: [(String, JSON)] = [("equalizer", .string(s.equalizer.name)),
+                                        ("bands", .array(s.equalizer.curve.bands.map { .double($0) })),
+                                        ("preamp", .double(s.equalizer.curve.preamp))]
+        if full {
+            fields.append(("presets", .array(s.equalizerPresets.map { .string($0) })))
+            fields.append(("frequencies", .array(EqualizerSettings.frequencies.map { .double($0) })))
+        }
+        return .object(fields)
     }
 
     static func queue(_ snapshot: PlayerSnapshot) -> JSON {

@@ -44,6 +44,21 @@ import Testing
         try await web.send(.PUT, "/api/v1/player/replaygain", #"{"mode": "album"}"#)
         #expect(try await d.get("org.tonearm.Player1", "ReplayGainMode").stringValue == "album")
 
+        // The equalizer: a preset, then bands and a preamp in one body; the state and the bus show it; bad values are 400.
+        let eq = try await web.send(.PUT, "/api/v1/player/equalizer", #"{"equalizer": "voice"}"#)
+        #expect((eq.object["equalizer"] as? [String: Any])?["equalizer"] as? String == "voice")
+        #expect(try await d.get("org.tonearm.Player1", "Equalizer").stringValue == "voice")
+        try await web.send(.PUT, "/api/v1/player/equalizer", #"{"equalizer": "bass", "bands": [0, 0, 0, 0, 0, 3, 0, 0, 0, 0], "preamp": -2}"#)
+        let full = try await web.get("/api/v1/player/equalizer").object
+        #expect(full["equalizer"] as? String == "custom" && full["preamp"] as? Double == -2)
+        #expect((full["bands"] as? [Double])?[5] == 3 && (full["presets"] as? [String])?.first == "flat")
+        #expect((full["frequencies"] as? [Double])?.count == 10)
+        #expect(try await web.send(.PUT, "/api/v1/player/equalizer", #"{"bands": [1, 2]}"#).status == 400)
+        #expect(try await web.send(.PUT, "/api/v1/player/equalizer", #"{"equalizer": "loud"}"#).status == 400)
+        #expect(try await web.send(.PUT, "/api/v1/player/equalizer", #"{}"#).status == 400)
+        try await web.send(.PUT, "/api/v1/player/equalizer", #"{"equalizer": "off"}"#)
+        #expect(try await d.get("org.tonearm.Player1", "Equalizer").stringValue == "off")
+
         let toggled = try await web.send(.POST, "/api/v1/player/toggle")
         #expect(toggled.object["status"] as? String == "Playing")
         #expect(try await d.status() == "Playing")
