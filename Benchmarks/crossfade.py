@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU while crossfading: tonearmd beside mpd's crossfade, the same files in one run.
 
-Six 12-second stereo WAV tracks (44.1 kHz, a different tone each, no album tags, so every join fades) play in a loop
+Six 12-second stereo Ogg Vorbis tracks (44.1 kHz, a different tone each, no album tags, so every join fades) play in a loop
 to a real-time null output (tonearmd: `fakesink sync=true`; mpd: its `null` output, which keeps time), first with
 crossfade off, then with a 5-second crossfade: almost half of the time is spent inside a fade. CPU is the process's
 user + system time per minute over --seconds after a warm-up. Prints a Markdown table with tonearm / mpd. Never fails
@@ -19,11 +19,16 @@ TRACK_SECONDS = 12
 
 
 def make_music(folder):
+    """Ogg Vorbis, the commonest free format (WAV would measure TagLib scanning whole files for tags instead)."""
     os.makedirs(folder)
     files = []
     for i in range(TRACKS):
-        files.append(os.path.join(folder, f"{i}.wav"))
-        sine(files[-1], TRACK_SECONDS, 330 + 55 * i)
+        wav = os.path.join(folder, f"{i}.wav")
+        sine(wav, TRACK_SECONDS, 330 + 55 * i)
+        files.append(os.path.join(folder, f"{i}.ogg"))
+        subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={wav}", "!", "wavparse", "!", "audioconvert", "!",
+                        "vorbisenc", "!", "oggmux", "!", "filesink", f"location={files[-1]}"], check=True)
+        os.remove(wav)
     return files
 
 

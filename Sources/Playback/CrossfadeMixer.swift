@@ -147,8 +147,10 @@ struct CrossfadeMixer<Event> {
             // Nothing of a live stream's neighbour is mixed: what is held of the old track plays out while the stream
             // connects, rather than waiting for its first samples.
             if plan.live || live { out += releaseAll() }
-            // Samples that cannot be mixed (crossfade off) leave nothing to wait for.
-            pending = format == nil ? nil : Pending(plan: plan, oldFormat: format, oldLive: live)
+            // Only a planned fade waits for the new stream's first samples; a join to the sample, crossfade off or
+            // samples that cannot be mixed leave nothing to wait for, and the stream start goes on in order at once.
+            let fades = plan.fade.map { $0.seconds > 0 } == true && holdSeconds > 0 && format != nil
+            pending = fades ? Pending(plan: plan, oldFormat: format, oldLive: live) : nil
             live = plan.live
             entries.append(.event(event, isStreamStart: true, isSegment: false, shift: 0))
         case .caps(let newFormat):

@@ -27,7 +27,7 @@ import Testing
     static func levels(_ samples: [Int16], frequency: Double) -> [Double] {
         let doubles = samples.map(Double.init)
         return stride(from: 0, to: doubles.count - 4_410, by: 4_410).map {
-            Goertzel.amplitude(of: frequency, in: doubles[$0..<($0 + 4_410)], sampleRate: 44_100)
+            AudioCheck.amplitude(of: frequency, in: doubles[$0..<($0 + 4_410)], sampleRate: 44_100)
         }
     }
 
@@ -138,6 +138,32 @@ import Testing
         #expect(high[(high.count - 23)...].allSatisfy { $0 > 14_000 }, "the second track is not heard whole after the seek")
     }
 
+    @Test func anOutputSwitchInsideAFadeEndsIt() async throws {
+        let d = try Daemon()
+        let second = d.media.file("second-output.wav")
+        try d.writeConfig("""
+            [playback.crossfade]
+            seconds = 3
+            [outputs.other]
+            kind = "pipeline"
+            sink = "\(Self.fileSink(second, synced: true))"
+
+            """)
+        let a = try d.sine("first.wav", seconds: 5)
+        let b = try d.sine("second.wav", seconds: 5, frequency: 660)
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([a, b], sink: "fakesink sync=true")
+        try await d.waitFor("the fade begins") { try await d.metadata()["xesam:url"]?.stringValue == Daemon.uri(b) }
+        #expect(try await d.tonearm("output", "other").status == 0)
+        try await d.waitForTheEnd("the second track played out on the other output, then Stopped", after: changes)
+        _ = await d.terminate()
+        // The other output heard only the track moved in, at its full level: nothing of the fade went with it.
+        let rendered = try WAV.read(second).mono
+        let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
+        #expect(low.allSatisfy { $0 < 300 }, "the first track came along: \(low.max() ?? 0)")
+        #expect(high.dropFirst().dropLast().allSatisfy { $0 > 14_000 }, "the second track is not whole: \(high)")
+    }
+
     @Test func aFileFadesIntoAMIDIFile() async throws {
         let d = try Daemon()
         try d.writeConfig("[playback.crossfade]\nseconds = 2\n")
@@ -213,18 +239,3 @@ import Testing
     }
 }
 
-/// A tone's amplitude in a stretch of samples.
-enum Goertzel {
-    /// Exact for a whole number of periods.
-    static func amplitude(of frequency: Double, in samples: ArraySlice<Double>, sampleRate: Double) -> Double {
-        let w = 2 * Double.pi * frequency / sampleRate
-        let coefficient = 2 * cos(w)
-        var s1 = 0.0, s2 = 0.0
-        for x in samples {
-            let s0 = x + coefficient * s1 - s2
-            s2 = s1
-            s1 = s0
-        }
-        return 2 * sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(samples.count)
-    }
-}

@@ -37,6 +37,17 @@ import Testing
         #expect(m.isPassingThrough)
     }
 
+    @Test("off, a stream start goes on at once even before any sample of it (a truncated file may have none)")
+    func offNeverWaitsForSamples() {
+        var (m, _) = Self.playing(hold: 0, count: 3)
+        let out = m.event("start2", .streamStart(StreamPlan(fade: Crossfade(seconds: 2)))) + m.event("segment2", .segment(rate: 1))
+        #expect(Self.flatten(out) == ["start2", "segment2"])
+        var (n, _) = Self.playing(hold: 3, count: 30)
+        // On, a join to the sample keeps its place in the line: nothing waits for the new stream's samples.
+        _ = n.event("start2", .streamStart(.gapless))
+        #expect(Self.flatten(n.event("eos", .endOfStream)).suffix(2) == ["start2", "eos"])
+    }
+
     @Test("samples that cannot be mixed (no float format) pass as they are, whatever the hold")
     func unmixableFormatPassesThrough() {
         var m = Mixer()

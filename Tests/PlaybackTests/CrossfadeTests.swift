@@ -43,7 +43,7 @@ struct CrossfadeTests {
         let samples = out.mono.map(Double.init)
         let window = 4_410 // 0.1 s: a whole number of periods of both tones
         func level(_ frequency: Double, at start: Int) -> Double {
-            AudioMeasure.amplitude(of: frequency, in: samples[start..<(start + window)], sampleRate: rate)
+            AudioCheck.amplitude(of: frequency, in: samples[start..<(start + window)], sampleRate: rate)
         }
         let referenceA = level(440, at: 44_100), referenceB = level(660, at: Int(4.5 * rate))
         #expect(abs(referenceA - 16_000) < 300 && abs(referenceB - 16_000) < 300, "levels \(referenceA), \(referenceB)")
@@ -115,20 +115,3 @@ extension CrossfadeTests {
     }
 }
 
-/// Measures a tone's amplitude in a stretch of samples.
-enum AudioMeasure {
-    /// The amplitude of the `frequency` component (Goertzel), exact for a whole number of periods.
-    static func amplitude(of frequency: Double, in samples: ArraySlice<Double>, sampleRate: Double) -> Double {
-        let n = Double(samples.count)
-        let w = 2 * Double.pi * frequency / sampleRate
-        let coefficient = 2 * cos(w)
-        var s1 = 0.0, s2 = 0.0
-        for x in samples {
-            let s0 = x + coefficient * s1 - s2
-            s2 = s1
-            s1 = s0
-        }
-        let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-        return 2 * sqrt(max(0, power)) / n
-    }
-}

@@ -117,6 +117,19 @@ public struct WAV: Equatable {
 
 /// Checks on rendered audio.
 public enum AudioCheck {
+    /// The amplitude of the `frequency` component of a stretch of samples (Goertzel), exact for a whole number of
+    /// periods.
+    public static func amplitude(of frequency: Double, in samples: ArraySlice<Double>, sampleRate: Double) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / sampleRate)
+        var s1 = 0.0, s2 = 0.0
+        for x in samples {
+            let s0 = x + coefficient * s1 - s2
+            s2 = s1
+            s1 = s0
+        }
+        return 2 * sqrt(max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)) / Double(samples.count)
+    }
+
     /// The longest run of (near) silent frames, e.g. a gap between two tracks.
     public static func longestSilence(_ samples: some Collection<Int16>, threshold: Int16 = 64) -> Int {
         var longest = 0, run = 0
