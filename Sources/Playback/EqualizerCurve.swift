@@ -22,6 +22,16 @@ public struct EqualizerCurve: Sendable, Equatable, Hashable, Codable {
         self.preamp = Self.clamp(preamp, Self.preampRange)
     }
 
+    private enum CodingKeys: String, CodingKey { case bands, preamp }
+
+    /// Through the clamping initializer: a hand-edited state file cannot give other than ten bands in range.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let preamp = try c.decode(Double.self, forKey: .preamp)
+        self.init(bands: try c.decode([Double].self, forKey: .bands),
+                  preamp: preamp.isFinite ? min(Self.preampRange.upperBound, max(Self.preampRange.lowerBound, preamp)) : 0)
+    }
+
     /// Sets band `index` (0…9) to `gain` dB, clamped.
     public mutating func setBand(_ index: Int, _ gain: Double) {
         guard bands.indices.contains(index) else { return }

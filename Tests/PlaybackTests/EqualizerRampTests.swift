@@ -1,3 +1,4 @@
+import Foundation
 import Playback
 import Testing
 
@@ -21,6 +22,9 @@ struct EqualizerRampTests {
         curve = EqualizerCurve(bands: Array(repeating: -3, count: 10))
         #expect(curve.guardedAgainstClipping == curve, "cuts alone need no headroom")
         #expect(EqualizerCurve.flat.isFlat)
+        // A state file edited by hand: always ten bands, in range.
+        let decoded = try? JSONDecoder().decode(EqualizerCurve.self, from: Data(#"{"bands": [40, 1], "preamp": -99}"#.utf8))
+        #expect(decoded == EqualizerCurve(bands: [12, 1], preamp: -24))
     }
 
     @Test("a ramp moves in steps of at most maxStep dB per buffer, over at least `duration`, and lands exactly")
