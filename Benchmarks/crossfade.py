@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""CPU while crossfading: tonearmd beside mpd's crossfade, the same files in one run.
+"""CPU while crossfading and with the equalizer on: tonearmd beside mpd's crossfade, the same files in one run.
 
 Six 12-second stereo Ogg Vorbis tracks (44.1 kHz, a different tone each, no album tags, so every join fades) play in a loop
 to a real-time null output (tonearmd: `fakesink sync=true`; mpd: its `null` output, which keeps time), first with
-crossfade off, then with a 5-second crossfade: almost half of the time is spent inside a fade. CPU is the process's
+crossfade off, then with a 5-second crossfade (almost half of the time is spent inside a fade), then tonearmd with
+that crossfade and the equalizer on (the `loudness` preset: every band moving; mpd has no equalizer). CPU is the process's
 user + system time per minute over --seconds after a warm-up. Prints a Markdown table with tonearm / mpd. Never fails
 on a time.
 
@@ -32,12 +33,13 @@ def make_music(folder):
     return files
 
 
-def tonearm_cpu(o, base, files, fade):
+def tonearm_cpu(o, base, files, fade, equalizer=None):
     home = tempfile.mkdtemp(prefix="xfade-tonearm-", dir=base)
     bus, address = start_bus()
     env = env_for(home, address)
     cfg = os.path.join(home, "config/tonearm"); os.makedirs(cfg)
-    open(os.path.join(cfg, "config.toml"), "w").write(f"[playback.crossfade]\nseconds = {fade}\n")
+    eq = f'[playback.equalizer]\npreset = "{equalizer}"\n' if equalizer else ""
+    open(os.path.join(cfg, "config.toml"), "w").write(f"[playback.crossfade]\nseconds = {fade}\n" + eq)
     p = subprocess.Popen([os.path.abspath(o.tonearmd), "--audio-sink", "fakesink sync=true"] + files, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -93,19 +95,20 @@ def main():
         for fade in (0, o.fade):
             t = tonearm_cpu(o, base, files, fade)
             m = mpd_cpu(o, base, music, fade)
-            rows.append((fade, t, m))
+            rows.append((f"{fade} s" if fade else "off", t, m))
+        rows.append((f"{o.fade} s + equalizer (loudness)", tonearm_cpu(o, base, files, o.fade, "loudness"), "no equalizer"))
         print(f"CPU while playing {TRACKS} × {TRACK_SECONDS} s tracks in a loop to a real-time null output "
               f"(CPU s per minute over {o.seconds:.0f} s; lower is better)\n")
         print("| crossfade | tonearm | mpd | tonearm ÷ mpd |")
         print("| --- | --- | --- | --- |")
-        for fade, t, m in rows:
+        for label, t, m in rows:
             if m is None:
                 peer, ratio = "not installed", "—"
             elif isinstance(m, str):
                 peer, ratio = m, "—"
             else:
                 peer, ratio = f"{m:.3f}", f"{t / m:.2f}" if m > 0 else "—"
-            print(f"| {'off' if fade == 0 else f'{fade} s'} | {t:.3f} | {peer} | {ratio} |")
+            print(f"| {label} | {t:.3f} | {peer} | {ratio} |")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -14,22 +14,13 @@ buffer (pulsesink: about 200 ms) to both players alike. Never fails on a time.
 
   Benchmarks/equalizer.py [--tonearmd PATH] [--runs 3] [--cpu-seconds 20] [--latency-runs 5]
 """
-import argparse, math, os, signal, statistics, struct, subprocess, tempfile, time, wave
+import argparse, math, os, signal, statistics, struct, subprocess, sys, tempfile, time, wave
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import cpu_of, env_for, start_bus  # noqa: E402
 
 BUS = "org.mpris.MediaPlayer2.tonearm"
 PATH = "/org/mpris/MediaPlayer2"
-
-
-def env_for(home, bus):
-    return dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_DATA_HOME=os.path.join(home, "data"),
-                XDG_STATE_HOME=os.path.join(home, "state"), XDG_CACHE_HOME=os.path.join(home, "cache"),
-                DBUS_SESSION_BUS_ADDRESS=bus)
-
-
-def start_bus():
-    p = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
-    return p, p.stdout.readline().decode().strip()
 
 
 def busctl(env, *args):
@@ -48,11 +39,6 @@ def set_bands(env, bands):
 
 def set_eq(env, name):
     busctl(env, "set-property", BUS, PATH, "org.tonearm.Player1", "Equalizer", "s", name)
-
-
-def cpu_of(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def write_tone(path, seconds, freq, channels, rate=44100, peak=3000):
