@@ -97,6 +97,10 @@ struct CrossfadeMixer<Event> {
     private var lastEnd: Int64?
     /// Frames that may be sent on and have not been (less than the next chunk).
     private var credit = 0
+    /// The audio sent on lately (about 3 s, of the stream heard now): a skip continues the cut track from where it
+    /// is heard, which is behind what was sent by the queues after the filter.
+    private var sent: [Chunk] = []
+    private var sentFrames = 0
     /// What a skip cut short, to fade out under the next item's first samples.
     private var skip: Fade?
     private var skipFormat: Format?
@@ -179,14 +183,30 @@ struct CrossfadeMixer<Event> {
 
     /// The pipeline stops to open another item because a skip cut the playing one: what would have been heard next
     /// of it, `seconds` long, fades out under the new item's first samples (`curve`); the rest is dropped.
-    mutating func flush(keepingForSkip seconds: Double, curve: FadeCurve) {
+    ///
+    /// `heard`: the position heard now (ns, stream time), when known: the fade continues from there, out of what was
+    /// sent lately; without it, from what the line still held.
+    mutating func flush(keepingForSkip seconds: Double, heard: Int64? = nil, curve: FadeCurve) {
         var kept: [Float] = []
         if let format, seconds > 0 {
             let wanted = Int(seconds * Double(format.rate)) * format.channels
             // Only the stream heard now: a next one already in the line is not what was cut.
-            for entry in entries where kept.count < wanted {
-                if case .audio(let chunk) = entry { kept += chunk.samples.prefix(wanted - kept.count) }
+            var source: [Chunk] = []
+            for entry in entries {
+                if case .audio(let chunk) = entry { source.append(chunk) }
                 if case .event(_, true, _, _) = entry { break }
+            }
+            var from = 0
+            let all = sent + source
+            if let heard, let first = all.firstIndex(where: { chunk in chunk.pts.map { $0 + chunk.duration > heard } ?? false }) {
+                source = Array(all[first...])
+                if let pts = source[0].pts, heard > pts {
+                    from = min(source[0].frames, Int((Double(heard - pts) * Double(format.rate) / 1e9).rounded())) * format.channels
+                }
+            }
+            for chunk in source where kept.count < wanted {
+                kept += chunk.samples[min(from, chunk.samples.count)...].prefix(wanted - kept.count)
+                from = 0
             }
             let frames = kept.count / format.channels
             skip = frames > 0 ? Fade(tail: Array(kept[0..<(frames * format.channels)]), frames: frames, curve: curve, inOnly: false) : nil
@@ -200,6 +220,8 @@ struct CrossfadeMixer<Event> {
 
     /// A flush (seek) or the pipeline stopping: everything held is dropped and the timeline is the pipeline's again.
     mutating func flush() {
+        sent.removeAll()
+        sentFrames = 0
         entries.removeAll()
         heldFrames = 0
         shift = 0
@@ -325,10 +347,12 @@ struct CrossfadeMixer<Event> {
                 credit -= chunk.frames
                 released += chunk.frames
                 out.append(.audio(chunk.samples, pts: chunk.pts, duration: chunk.duration))
+                remember(entries[count])
                 count += 1
                 continue
             case .event(let e, _, _, let s):
                 out.append(.event(e, baseShift: s))
+                remember(entries[count])
                 count += 1
                 continue
             }
@@ -339,7 +363,26 @@ struct CrossfadeMixer<Event> {
         return out
     }
 
+    /// Keeps what was sent lately, of the stream heard now, for a skip.
+    private mutating func remember(_ entry: Entry) {
+        switch entry {
+        case .audio(let chunk):
+            sent.append(chunk)
+            sentFrames += chunk.frames
+            let limit = 3 * (format?.rate ?? 44_100)
+            while sentFrames - (sent.first?.frames ?? 0) > limit {
+                sentFrames -= sent.removeFirst().frames
+            }
+        case .event(_, true, _, _):
+            sent.removeAll()
+            sentFrames = 0
+        case .event:
+            break
+        }
+    }
+
     private mutating func releaseAll() -> [Output] {
+        for entry in entries { remember(entry) }
         let out: [Output] = entries.map {
             switch $0 {
             case .audio(let chunk): return .audio(chunk.samples, pts: chunk.pts, duration: chunk.duration)

@@ -33,8 +33,9 @@ final class Crossfader: Sendable {
         var group: UInt32?
         var seconds = 0.0
         var curve = FadeCurve.equalPower
-        /// The fade a skip asked for, taken when the pipeline stops for it.
+        /// The fade a skip asked for, taken when the pipeline stops for it, and where the cut track was heard then.
         var skipSeconds = 0.0
+        var skipHeard: Int64?
     }
     private let state = Mutex(State())
 
@@ -109,15 +110,19 @@ final class Crossfader: Sendable {
 
     /// The next load cuts what plays (a skip): what would have been heard next of it fades out over `seconds` under
     /// the new item's start. Only while crossfade is on (nothing is held otherwise).
-    func prepareSkip(seconds: Double) {
-        state.withLock { $0.skipSeconds = $0.seconds > 0 ? seconds : 0 }
+    /// `heard`: the position heard now (ns), where the fade-out continues from.
+    func prepareSkip(seconds: Double, heard: Int64?) {
+        state.withLock { s in
+            s.skipSeconds = s.seconds > 0 ? seconds : 0
+            s.skipHeard = heard
+        }
     }
 
     /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut.
     private func stopped() {
         state.withLock { s in
             if s.skipSeconds > 0 {
-                s.mixer.flush(keepingForSkip: s.skipSeconds, curve: s.curve)
+                s.mixer.flush(keepingForSkip: s.skipSeconds, heard: s.skipHeard, curve: s.curve)
             } else {
                 s.mixer.flush()
                 s.mixer.forgetSkip()

@@ -127,7 +127,7 @@ public final class PlaybackEngine: Sendable {
 
     /// The next `load` is a skip (Next, Previous, a jump) cutting what plays: the cut track fades out over `seconds`
     /// under the new one's start instead of stopping dead. Only while crossfade is on.
-    public func fadeNextLoad(seconds: Double) { shell.crossfader.prepareSkip(seconds: seconds) }
+    public func fadeNextLoad(seconds: Double) { shell.crossfader.prepareSkip(seconds: seconds, heard: shell.position) }
 
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Playback
 import DaemonHarness
 import TestSupport
 import Testing
@@ -67,13 +68,23 @@ import Testing
     @Test func aSkipFadesTheCutTrackOutOverOnSkip() async throws {
         let d = try Daemon()
         try d.writeConfig("[playback.crossfade]\nseconds = 2\non-skip = 1\n")
-        let a = try d.sine("long.wav", seconds: 20)
+        // A tone that grows louder all along (from 5 % to 95 % of full scale over 10 s): a jump in it is a jump in level.
+        let a = d.media.file("growing.wav").path
+        let growing = (0..<(10 * 44_100)).map { i -> Int16 in
+            let t = Double(i) / 44_100
+            return Int16((0.05 + 0.09 * t) * 32_767 * sin(2 * .pi * 440 * t))
+        }
+        try WAV(sampleRate: 44_100, channels: 1, samples: growing).write(to: URL(fileURLWithPath: a))
         let b = try d.sine("next.wav", seconds: 3, frequency: 660)
         let out = d.media.file("rendered.wav")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start([a, b], sink: Self.fileSink(out, synced: true))
         try await d.waitFor("1 s played") { try await d.position() > 1_000_000 }
+        let clock = ContinuousClock()
+        let before = Double(try await d.position()) / 1e6
+        let asked = clock.now
         _ = try await d.playerctl("next")
+        let took = Double((clock.now - asked).components.attoseconds) / 1e18 + Double((clock.now - asked).components.seconds)
         try await d.waitForTheEnd("the next one played, then Stopped", after: changes)
         _ = await d.terminate()
 
@@ -81,6 +92,12 @@ import Testing
         let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
         let start = try #require(high.firstIndex { $0 > 800 }, "the next track never came")
         let lastOld = try #require(low.lastIndex { $0 > 800 })
+        // It fades on from where it was heard, not from what the queues after the filter had already taken (about a
+        // second ahead): its level where the next track comes in says where in the growing tone it was. (The file sink
+        // starts its file afresh when the pipeline restarts for the skip: the rendering begins at the skip.)
+        let level = low[start] / 32_767 / FadeCurve.equalPower.gains(at: 0.05).out
+        let at = (level - 0.05) / 0.09
+        #expect(at > before - 0.2 && at < before + took + 0.2, "the cut track went on from \(at) s; it was heard at \(before)–\(before + took) s")
         // The cut track goes on under the new one for about on-skip (1 s = 10 windows), falling all the way.
         #expect((7...12).contains(lastOld - start), "the old track lasted \(lastOld - start) windows into the new one")
         #expect(low[start + 2] > low[start + 7], "the old track does not fade: \(low[start...(start + 8)])")

@@ -154,6 +154,24 @@ import Testing
         #expect(Self.flatten(m.event("eos", .endOfStream)) == ["0.500", "eos"])
     }
 
+    @Test("a skip continues the cut track from where it is heard, out of what was sent lately")
+    func skipFromHeard() {
+        var m = Mixer()
+        m.holdSeconds = 1
+        _ = m.event("start1", .streamStart(.gapless))
+        _ = m.event("caps", .caps(Self.format))
+        // Samples 0.00, 0.01, … at 10 frames/s: 20 in, the first 10 sent on, the rest held.
+        var sent: [String] = []
+        for i in 0..<20 { sent += Self.flatten(m.audio([Float(i) / 100], pts: Int64(i) * 100_000_000)) }
+        #expect(sent.contains("0.040") && !sent.contains("0.190"))
+        // Heard now: 0.4 s (sample 4), behind what was sent by the queues after the filter.
+        m.flush(keepingForSkip: 0.4, heard: 400_000_000, curve: .linear)
+        var out = m.event("start2", .streamStart(.gapless))
+        out += m.audio([0, 0, 0, 0], pts: 0) + m.event("eos", .endOfStream)
+        // 0.04 × 0.875, 0.05 × 0.625, 0.06 × 0.375, 0.07 × 0.125.
+        #expect(Self.flatten(out) == ["start2", "0.035", "0.031", "0.022", "0.009", "eos"])
+    }
+
     @Test("a skip keeps what would have been heard next of the cut track, to fade out under the next item")
     func skipFadesOut() {
         var (m, _) = Self.playing(hold: 3, count: 30, value: 1)
