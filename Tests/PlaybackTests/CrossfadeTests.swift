@@ -115,3 +115,27 @@ extension CrossfadeTests {
     }
 }
 
+
+extension CrossfadeTests {
+    @Test("with crossfade on, a seek as the first track starts plays from there and then fades into the next")
+    func seekRightAtTheStart() async throws {
+        let aURL = dir.file("a.wav"), bURL = dir.file("b.wav"), output = dir.file("out.raw")
+        try WAV.sine(frequency: 440, frames: 0..<(30 * 11_025), sampleRate: 11_025, peak: 16_000, channels: 1).write(to: aURL)
+        try WAV.sine(frequency: 660, frames: 0..<(5 * 11_025), sampleRate: 11_025, peak: 16_000, channels: 1).write(to: bURL)
+        let engine = try PlaybackEngine(sinkDescription: "audioconvert ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink sync=true location=\(output.path)")
+        engine.setCrossfade(seconds: 3)
+        let log = EventLog(engine)
+        let a = item(aURL, 1)
+        let b = PlaybackItem(uri: bURL.uri, token: 2, crossfade: Crossfade(seconds: 3))
+        engine.setNextItemProvider { $0 == a ? b : nil }
+        engine.load(a)
+        #expect(await log.wait { $0.started.count == 1 })
+        engine.seek(to: 23_000_000_000)
+        #expect(await log.waitFor(.finished(b), timeout: .seconds(60)))
+        #expect(log.events.started == [a, b])
+        engine.shutdown()
+        let rendered = WAV(raw: try Data(contentsOf: output), sampleRate: 44_100, channels: 2).mono
+        // What was heard before the seek is a moment at most; then 7 s + 5 s overlapping by 3 s.
+        #expect(abs(Double(rendered.count) / 44_100 - 9) < 0.3, "\(Double(rendered.count) / 44_100) s rendered")
+    }
+}
