@@ -147,6 +147,13 @@ import Testing
                                       exportFolder.path, "http://localhost:1/x.ogg", "nosuchscheme:x", "file:///nonexistent.ogg"] + media + songs,
                             paths: ["/", "/org/mpris/MediaPlayer2/TrackList/NoTrack", "/org/tonearm/track/1", "/org/tonearm/track/999999", "/a/b"])
 
+        // The audio path's own high-water marks too: crossfade's delay line at its longest (15 s + 6 s of audio) and the
+        // equalizer's elements, both of which the calls below may turn on; "before" and "after" are then both read with
+        // them off again (quiescentRSS).
+        try await d.set(Daemon.tonearm, "Crossfade", .double(15))
+        try await d.set(Daemon.tonearm, "Equalizer", .string("bass"))
+        await letTimePass(.seconds(8), because: "the delay line fills at four times real time, which nothing announces")
+
         var outcome = Outcome()
         let warmUp = 1000 // reaches the high-water marks (big messages, caches) before "before" is taken
         var rssBefore = 0
