@@ -262,14 +262,20 @@ struct CrossfadeMixer<Event> {
             fade = Fade(tail: [], frames: fadeFrames, curve: fadeSpec.curve, inOnly: true)
             return
         }
-        // Put back what stays of the old audio as one chunk, with the events between kept after it.
+        // Put back what stays of the old audio, each part where it was among the events (a segment that came before
+        // it must still go before it, or the sink would time it by the segment before).
         var kept: [Entry] = []
-        if cut > 0 {
-            kept.append(.audio(Chunk(samples: Array(old[0..<(cut * channels)]), pts: firstPTS, frames: cut,
-                                     duration: nanoseconds(cut, newFormat))))
-        }
+        var offset = 0
         for entry in entries[from..<start] {
-            if case .event = entry { kept.append(entry) }
+            guard case .audio(let chunk) = entry else { kept.append(entry); continue }
+            let keep = min(chunk.frames, max(0, cut - offset))
+            offset += chunk.frames
+            if keep == chunk.frames {
+                kept.append(entry)
+            } else if keep > 0 {
+                kept.append(.audio(Chunk(samples: Array(chunk.samples[0..<(keep * channels)]), pts: chunk.pts, frames: keep,
+                                         duration: nanoseconds(keep, newFormat))))
+            }
         }
         entries.replaceSubrange(from..<start, with: kept)
         heldFrames -= total - cut

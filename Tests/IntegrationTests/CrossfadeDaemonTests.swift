@@ -8,9 +8,18 @@ import Testing
 /// Crossfade through the real daemon: which joins fade, skips, a pause inside a fade, and the faces around it;
 /// rendered to WAV and measured from the samples.
 @Suite(.serialized, .timeLimit(.minutes(4))) struct CrossfadeDaemonTests {
-    /// 16-bit output without dither: a join that only converts keeps every sample.
+    /// 16-bit mono output without dither: a join that only converts keeps every sample. In real time (`synced`) it is
+    /// raw PCM, as a sound card takes it: wavenc times what follows a new segment by the first one, so a fade's moved
+    /// segment would play out fast into a synchronised file.
     static func fileSink(_ url: URL, synced: Bool = false) -> String {
-        "audioconvert dithering=none ! audio/x-raw,format=S16LE ! wavenc ! filesink sync=\(synced) location=\(url.path)"
+        synced
+            ? "audioconvert dithering=none ! audio/x-raw,format=S16LE,channels=1,rate=44100 ! filesink sync=true location=\(url.path)"
+            : "audioconvert dithering=none ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(url.path)"
+    }
+
+    /// What a `fileSink` rendered, channel 0.
+    static func rendered(_ url: URL) throws -> [Int16] {
+        url.pathExtension == "raw" ? WAV(raw: try Data(contentsOf: url), sampleRate: 44_100, channels: 1).mono : try WAV.read(url).mono
     }
 
     /// A FLAC file of `wav` with album tags (lossless, so a gapless join can be checked to the sample).
@@ -42,7 +51,7 @@ import Testing
         try await Self.tagged(whole.frames(cut..<whole.frameCount), two, title: "Two", album: "First", track: 2)
         try await Self.tagged(WAV.sine(frequency: 660, frames: 0..<(2 * 44_100), peak: 16_000, channels: 1), other,
                               title: "Other", album: "Second", track: 1)
-        let out = d.media.file("rendered.wav")
+        let out = d.media.file("rendered.raw")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         // In real time: each track is heard for a while, as a listener hears it (rendered as fast as it can, a 1.5 s track
         // is current for an instant, and the faces may fold its announcement into the next one's).
@@ -51,7 +60,7 @@ import Testing
         #expect(try await d.get(Daemon.tonearm, "Crossfade") == .double(1))
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try Self.rendered(out)
         // 1.5 + 1.5 s joined to the sample, then 2 s overlapping them by 1 s.
         #expect(abs(rendered.count - 4 * 44_100) < 100, "\(Double(rendered.count) / 44_100) s rendered")
         #expect(Array(rendered[0..<(2 * 44_100)]) == Array(whole.samples[0..<(2 * 44_100)]), "the album's join is not exact")
@@ -78,7 +87,7 @@ import Testing
         }
         try WAV(sampleRate: 44_100, channels: 1, samples: growing).write(to: URL(fileURLWithPath: a))
         let b = try d.sine("next.wav", seconds: 3, frequency: 660)
-        let out = d.media.file("rendered.wav")
+        let out = d.media.file("rendered.raw")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await d.start([a, b], sink: Self.fileSink(out, synced: true))
         try await d.waitFor("1 s played") { try await d.position() > 1_000_000 }
@@ -90,7 +99,7 @@ import Testing
         try await d.waitForTheEnd("the next one played, then Stopped", after: changes)
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try Self.rendered(out)
         let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
         let start = try #require(high.firstIndex { $0 > 800 }, "the next track never came")
         let lastOld = try #require(low.lastIndex { $0 > 800 })
@@ -144,7 +153,7 @@ import Testing
         try d.writeConfig("[playback.crossfade]\nseconds = 3\n")
         let a = try d.sine("first.wav", seconds: 5)
         let b = try d.sine("second.wav", seconds: 5, frequency: 660)
-        let out = d.media.file("rendered.wav")
+        let out = d.media.file("rendered.raw")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let seeked = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.player, member: "Seeked"))
         try await d.start([a, b], sink: Self.fileSink(out, synced: true))
@@ -157,7 +166,7 @@ import Testing
         #expect(seeked.named("Seeked").count == 1, "Seeked once")
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try Self.rendered(out)
         let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
         // From the seek on only the second track, at full level: its last 2.5 s.
         #expect(low[(low.count - 23)...].allSatisfy { $0 < 300 }, "the first track plays on after the seek")
@@ -166,7 +175,7 @@ import Testing
 
     @Test func anOutputSwitchInsideAFadeEndsIt() async throws {
         let d = try Daemon()
-        let second = d.media.file("second-output.wav")
+        let second = d.media.file("second-output.raw")
         try d.writeConfig("""
             [playback.crossfade]
             seconds = 3
@@ -184,7 +193,7 @@ import Testing
         try await d.waitForTheEnd("the second track played out on the other output, then Stopped", after: changes)
         _ = await d.terminate()
         // The other output heard only the track moved in, at its full level: nothing of the fade went with it.
-        let rendered = try WAV.read(second).mono
+        let rendered = try Self.rendered(second)
         let low = Self.levels(rendered, frequency: 440), high = Self.levels(rendered, frequency: 660)
         #expect(low.allSatisfy { $0 < 300 }, "the first track came along: \(low.max() ?? 0)")
         #expect(high.dropFirst().dropLast().allSatisfy { $0 > 14_000 }, "the second track is not whole: \(high)")
@@ -202,7 +211,7 @@ import Testing
         try await d.start([a, midi.path], sink: Self.fileSink(out))
         try await d.waitForTheEnd("both played, then Stopped", after: changes)
         _ = await d.terminate()
-        let rendered = try WAV.read(out).mono
+        let rendered = try Self.rendered(out)
         let tone = Self.levels(rendered, frequency: 440)
         // The tone is whole for its first 2 s, then fades out over the piano's first 2 s.
         #expect(tone[10] > 14_000, "before the fade: \(tone[10])")

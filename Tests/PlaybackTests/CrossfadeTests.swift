@@ -139,3 +139,4 @@ extension CrossfadeTests {
         #expect(abs(Double(rendered.count) / 44_100 - 9) < 0.3, "\(Double(rendered.count) / 44_100) s rendered")
     }
 }
+
