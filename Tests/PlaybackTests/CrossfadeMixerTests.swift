@@ -84,6 +84,18 @@ import Testing
         #expect(flat[..<start].allSatisfy { $0 == "1.000" })
     }
 
+    @Test("what stays of a track's end keeps its place after that track's own segment")
+    func keptAudioStaysAfterItsSegment() {
+        var (m, _) = Self.playing(hold: 5, count: 4)
+        var out = m.event("start2", .streamStart(.gapless)) + m.event("segment2", .segment(rate: 1))
+        for i in 0..<6 { out += m.audio([2], pts: Int64(i) * 100_000_000) }
+        out += m.event("start3", .streamStart(StreamPlan(fade: Crossfade(seconds: 0.2, curve: .linear))))
+        out += m.event("segment3", .segment(rate: 1))
+        out += m.audio([0, 0], pts: 0) + m.event("eos", .endOfStream)
+        let flat = Self.flatten(out).filter { $0 != "1.000" }
+        #expect(flat == ["start2", "segment2", "2.000", "2.000", "2.000", "2.000", "start3", "segment3-200000000", "1.500", "0.500", "eos"])
+    }
+
     @Test("equal-power gains keep the power of two uncorrelated tracks")
     func equalPowerCurve() {
         for p in stride(from: 0.0, through: 1.0, by: 0.05) {
