@@ -8,22 +8,22 @@ extension Player {
 
     /// Sets how long tracks overlap (0 turns crossfade off); effective from the next join, and kept across restarts.
     public func setCrossfade(seconds: Double) throws {
-        guard seconds.isFinite, CrossfadeSettings.secondsRange.contains(seconds) else {
-            throw TonearmError.invalidValue("crossfade must be a number of seconds from 0 (off) to \(Int(CrossfadeFormat.maximumSeconds))")
-        }
-        guard seconds != crossfade.seconds else { return }
-        crossfade.seconds = seconds
-        crossfadeSetLive = true
-        applyCrossfade()
+        try change(\.seconds, to: seconds, within: CrossfadeSettings.secondsRange,
+                   "crossfade must be a number of seconds from 0 (off) to \(Int(CrossfadeFormat.maximumSeconds))")
     }
 
     /// Sets the level (dBFS) below which a track's end counts as silence and is skipped before a fade.
     public func setCrossfadeSilence(threshold: Double) throws {
-        guard threshold.isFinite, CrossfadeSettings.silenceRange.contains(threshold) else {
-            throw TonearmError.invalidValue("the silence threshold is a level in dBFS from -96 to 0")
-        }
-        guard threshold != crossfade.silenceThreshold else { return }
-        crossfade.silenceThreshold = threshold
+        try change(\.silenceThreshold, to: threshold, within: CrossfadeSettings.silenceRange,
+                   "the silence threshold is a level in dBFS from -96 to 0")
+    }
+
+    /// One setting changed live: checked, kept across restarts, applied.
+    private func change(_ setting: WritableKeyPath<CrossfadeSettings, Double>, to value: Double,
+                        within range: ClosedRange<Double>, _ refusal: String) throws {
+        guard value.isFinite, range.contains(value) else { throw TonearmError.invalidValue(refusal) }
+        guard value != crossfade[keyPath: setting] else { return }
+        crossfade[keyPath: setting] = value
         crossfadeSetLive = true
         applyCrossfade()
     }
