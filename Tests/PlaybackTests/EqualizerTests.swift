@@ -117,13 +117,7 @@ struct EqualizerTests {
         engine.setEqualizer(up)
         try await waitUntil("the change carried out") { engine.equalizerSettled }
         // What the filter did is heard after playsink's queue (about 1 s).
-        let settled = engine.position ?? 0
-        try await waitUntil("1.5 s more heard") { (engine.position ?? 0) >= settled + 1_500_000_000 }
-        #expect(!log.events.contains(.finished(a)), "the tone ended before the changes did")
-        engine.stop()
-        try await waitUntil("stopped") { log.events.states.last == .stopped }
-        engine.shutdown()
-        let rendered = try WAV.read(output).mono
+        let rendered = try await heardOutAndStopped(engine, log, a, output)
         #expect(rendered.count > 44_100 && rendered.count <= input.frameCount)
         let tail = (rendered.count - 11_025)..<rendered.count
         let gain = level(rendered[tail]) - level(input.samples[tail])
@@ -156,13 +150,7 @@ struct EqualizerTests {
             let now = engine.position ?? 0
             try await waitUntil("200 ms more") { (engine.position ?? 0) >= now + 200_000_000 || log.events.contains(.finished(a)) }
         }
-        let settled = engine.position ?? 0
-        try await waitUntil("1.5 s more heard") { (engine.position ?? 0) >= settled + 1_500_000_000 || log.events.contains(.finished(a)) }
-        #expect(!log.events.contains(.finished(a)), "the tone ended before the changes did")
-        engine.stop()
-        try await waitUntil("stopped") { log.events.states.last == .stopped }
-        engine.shutdown()
-        let rendered = try WAV.read(output).mono
+        let rendered = try await heardOutAndStopped(engine, log, a, output)
         #expect(rendered.count > 44_100 && rendered.count <= input.frameCount)
         // No gap on the way (and, below, no splice: it would show as a jump).
         #expect(AudioCheck.longestSilence(rendered.dropFirst(100), threshold: 0) < 3, "a gap")
@@ -182,5 +170,16 @@ struct EqualizerTests {
         #expect((windows.max() ?? 0) > 8, "never boosted: \(windows)")
         #expect((windows.min() ?? 0) < -11, "never cut: \(windows)")
         #expect(!engine.equalizerInPath || engine.equalizer != nil)
+    }
+
+    /// Lets what the filter last did be heard (1.5 s past playsink's queue), stops, and reads what was rendered.
+    func heardOutAndStopped(_ engine: PlaybackEngine, _ log: EventLog, _ a: PlaybackItem, _ output: URL) async throws -> [Int16] {
+        let settled = engine.position ?? 0
+        try await waitUntil("1.5 s more heard") { (engine.position ?? 0) >= settled + 1_500_000_000 || log.events.contains(.finished(a)) }
+        #expect(!log.events.contains(.finished(a)), "the tone ended before the changes did")
+        engine.stop()
+        try await waitUntil("stopped") { log.events.states.last == .stopped }
+        engine.shutdown()
+        return try WAV.read(output).mono
     }
 }
