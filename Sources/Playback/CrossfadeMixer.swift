@@ -104,6 +104,9 @@ struct CrossfadeMixer<Event> {
     /// What a skip cut short, to fade out under the next item's first samples.
     private var skip: Fade?
     private var skipFormat: Format?
+    /// Whether the next item's stream has started since the skip: only its samples take the fade-out. Audio of the cut
+    /// stream may still reach the mixer after the pipeline stopped (the streaming thread was inside its chain call).
+    private var skipStreamStarted = false
 
     /// Nothing held, nothing under way, nothing to hold: buffers may bypass the mixer untouched (bit-exact).
     var isPassingThrough: Bool {
@@ -129,7 +132,7 @@ struct CrossfadeMixer<Event> {
             self.pending = nil
             begin(pending, newFormat: format)
         }
-        if let cut = skip {
+        if let cut = skip, skipStreamStarted {
             skip = nil
             if fade == nil, skipFormat == format { fade = cut }
         }
@@ -148,6 +151,7 @@ struct CrossfadeMixer<Event> {
         switch kind {
         case .streamStart(let plan):
             out += finishFade()
+            if skip != nil { skipStreamStarted = true }
             // Nothing of a live stream's neighbour is mixed: what is held of the old track plays out while the stream
             // connects, rather than waiting for its first samples.
             if plan.live || live { out += releaseAll() }
@@ -211,6 +215,7 @@ struct CrossfadeMixer<Event> {
             let frames = kept.count / format.channels
             skip = frames > 0 ? Fade(tail: Array(kept[0..<(frames * format.channels)]), frames: frames, curve: curve, inOnly: false) : nil
             skipFormat = format
+            skipStreamStarted = false
         }
         flush()
     }

@@ -36,6 +36,9 @@ final class Crossfader: Sendable {
         /// The fade a skip asked for, taken when the pipeline stops for it, and where the cut track was heard then.
         var skipSeconds = 0.0
         var skipHeard: Int64?
+        /// False from the pipeline stopping until it starts again: what the streaming thread still pushes of the old
+        /// stream then is dropped, not mixed into the next item's start.
+        var active = true
     }
     private let state = Mutex(State())
 
@@ -76,7 +79,8 @@ final class Crossfader: Sendable {
             return me.upstream(query)
         }, nil, nil)
         gst_pad_set_activatemode_function_full(sinkPad, { pad, _, _, active in
-            if active == 0, let me = Crossfader.owner(of: pad) { me.stopped() }
+            guard let me = Crossfader.owner(of: pad) else { return 1 }
+            if active == 0 { me.stopped() } else { me.state.withLock { $0.active = true } }
             return 1
         }, nil, nil)
         _ = gst_element_add_pad(element, sinkPad)
@@ -121,6 +125,7 @@ final class Crossfader: Sendable {
     /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut.
     private func stopped() {
         state.withLock { s in
+            s.active = false
             if s.skipSeconds > 0 {
                 s.mixer.flush(keepingForSkip: s.skipSeconds, heard: s.skipHeard, curve: s.curve)
             } else {
@@ -149,13 +154,19 @@ final class Crossfader: Sendable {
     // MARK: - The streaming thread
 
     private func chain(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
-        if state.withLock({ $0.mixer.isPassingThrough }) { return gst_pad_push(srcPad, buffer) }
+        let (active, passing) = state.withLock { ($0.active, $0.mixer.isPassingThrough) }
+        guard active else { gst_buffer_unref(buffer); return GST_FLOW_FLUSHING }
+        if passing { return gst_pad_push(srcPad, buffer) }
         let size = gst_buffer_get_size(buffer)
         var samples = [Float](repeating: 0, count: Int(size) / MemoryLayout<Float>.size)
         samples.withUnsafeMutableBytes { _ = gst_buffer_extract(buffer, 0, $0.baseAddress, gsize($0.count)) }
         let pts = buffer.pointee.pts
         gst_buffer_unref(buffer)
-        let outputs = state.withLock { $0.mixer.audio(samples, pts: pts == tn_clock_time_none() ? nil : Int64(pts)) }
+        let outputs = state.withLock { s -> [CrossfadeMixer<HeldEvent>.Output]? in
+            guard s.active else { return nil }
+            return s.mixer.audio(samples, pts: pts == tn_clock_time_none() ? nil : Int64(pts))
+        }
+        guard let outputs else { return GST_FLOW_FLUSHING }
         return send(outputs)
     }
 
@@ -191,7 +202,8 @@ final class Crossfader: Sendable {
             guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return gst_pad_push_event(srcPad, event) }
             kind = .other
         }
-        let outputs = state.withLock { $0.mixer.event(HeldEvent(event), kind) }
+        let held = HeldEvent(event)
+        guard let outputs = state.withLock({ s in s.active ? s.mixer.event(held, kind) : nil }) else { return 0 }
         _ = send(outputs)
         return 1
     }

@@ -200,4 +200,16 @@ import Testing
         _ = n.event("start2", .streamStart(.gapless))
         #expect(Self.flatten(n.audio([0], pts: 0) + n.event("eos", .endOfStream)) == ["start2", "0.000", "eos"])
     }
+
+    @Test("audio of the cut stream that comes after the stop does not take the skip's fade-out; the next stream does")
+    func lateAudioOfTheCutStreamLeavesTheSkip() {
+        var (m, _) = Self.playing(hold: 3, count: 30, value: 1)
+        m.flush(keepingForSkip: 0.4, curve: .linear)
+        // The streaming thread was inside its chain call when the pipeline stopped.
+        var out = m.audio([0.5], pts: 3_000_000_000)
+        out += m.event("start2", .streamStart(.gapless))
+        out += m.audio([0, 0, 0, 0, 0], pts: 0) + m.event("eos", .endOfStream)
+        // (The bridge drops such audio before it reaches the mixer; here it stays ahead of the next stream.)
+        #expect(Self.flatten(out) == ["0.500", "start2", "0.875", "0.625", "0.375", "0.125", "0.000", "eos"])
+    }
 }
