@@ -133,12 +133,19 @@ final class PipelineShell: Sendable {
     var reportedState: PlaybackState { machine.withLock { $0.reportedState } }
 
     /// The position clients should read (ns): the target of a seek not settled yet, else the pipeline's; 0 when stopped.
+    /// While the pipeline cannot answer for a moment (a state change, a buffering pause), where it was last known for
+    /// the same item: a failed query is not a jump back to the start.
     var reportedPosition: Int64 {
         let s = snapshot
-        guard s.item != nil else { return 0 }
-        if let target = s.positionOverride { return target }
-        return max(0, position ?? 0)
+        guard let token = s.item?.token else { return 0 }
+        if let known = s.positionOverride ?? position {
+            let value = max(0, known)
+            lastKnownPosition.withLock { $0 = (token, value) }
+            return value
+        }
+        return lastKnownPosition.withLock { $0?.token == token ? $0?.position : nil } ?? 0
     }
+    private let lastKnownPosition = Mutex<(token: UInt64, position: Int64)?>(nil)
 
     var volume: Double { tn_object_get_double(playbin, "volume") }
 

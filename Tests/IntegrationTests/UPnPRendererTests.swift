@@ -60,7 +60,8 @@ import Testing
             let position = try await rig.call("AVTransport", "GetPositionInfo")
             return (position["RelTime"] ?? "") >= "0:00:04" && (position["TrackDuration"] ?? "") >= "0:00:29"
         }
-        #expect(try await d.position() >= 4_000_000)
+        let settled = try await d.position()
+        #expect(settled >= 4_000_000, "Position \(settled) µs after RelTime said 0:00:04 or later")
 
         // Volume and mute are Tonearm's volume.
         try await rig.call("RenderingControl", "SetVolume", ["DesiredVolume": "30"])
