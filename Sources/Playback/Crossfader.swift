@@ -36,6 +36,8 @@ final class Crossfader: Sendable {
         /// The fade a skip asked for, taken when the pipeline stops for it, and where the cut track was heard then.
         var skipSeconds = 0.0
         var skipHeard: Int64?
+        /// The pipeline stopped for the skip since it was asked for: the load that follows keeps its fade-out.
+        var skipTaken = false
         /// False from the pipeline stopping until it starts again: what the streaming thread still pushes of the old
         /// stream then is dropped, not mixed into the next item's start.
         var active = true
@@ -122,25 +124,29 @@ final class Crossfader: Sendable {
         }
     }
 
-    /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut.
+    /// The pipeline stops (READY): nothing held outlives it, but the start of what a skip cut. A second stop before the
+    /// next item's audio (playsink may take its chain down again) keeps that, too; the next load decides.
     private func stopped() {
         state.withLock { s in
             s.active = false
             if s.skipSeconds > 0 {
                 s.mixer.flush(keepingForSkip: s.skipSeconds, heard: s.skipHeard, curve: s.curve)
+                s.skipTaken = true
             } else {
                 s.mixer.flush()
-                s.mixer.forgetSkip()
             }
             s.skipSeconds = 0
         }
     }
 
-    /// A new item is loaded (the pipeline was reset): it starts with no fade.
+    /// A new item is loaded (the pipeline was reset): it starts with no fade, but the fade-out of what a skip just cut
+    /// (any other load, a reopen or a start after Stop, forgets it).
     func load(_ item: PlaybackItem) {
         state.withLock { s in
             s.plans = [(item.token, .init(fade: nil, live: item.isLive))]
             s.group = nil
+            if !s.skipTaken { s.mixer.forgetSkip() }
+            s.skipTaken = false
         }
     }
 

@@ -28,6 +28,10 @@ final class PipelineShell: Sendable {
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
     private let machine: Mutex<PlaybackMachine>
     private let commandLock = Mutex<Void>(())
+    /// Where Play's and Pause's state changes run, so that their caller has the new status at once instead of waiting
+    /// for playbin's PLAYING ↔ PAUSED (a few hundred µs that every face's answer would wait for). Whatever takes
+    /// `commandLock` next lets them finish first (`settle`), so GStreamer still sees every command in order.
+    private let stateChanges = DispatchQueue(label: "tonearm.playbin-state", qos: .userInitiated)
     /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
     /// (the inout write-back), so each about-to-finish made the next call deeper until a stack overflowed.
     private final class Provider: Sendable {
@@ -161,7 +165,10 @@ final class PipelineShell: Sendable {
     /// `paused`, else as it was.
     func useSink(_ new: OutputSink, paused: Bool?) {
         guard !isShutDown.load(ordering: .acquiring) else { return }
-        commandLock.withLock { _ in swapSink(to: new, paused: paused) }
+        commandLock.withLock { _ in
+            settle()
+            swapSink(to: new, paused: paused)
+        }
     }
 
     /// Must hold `commandLock`.
@@ -183,6 +190,7 @@ final class PipelineShell: Sendable {
     /// fault: playback moves to the silent stand-in, paused where it was, and the player is told, to reconnect.
     private func outputFailed(_ error: PlaybackError, from source: UnsafeMutablePointer<GstObject>) {
         commandLock.withLock { _ in
+            settle()
             let failing = sink.withLock { $0 }
             // Switched away meanwhile: that sink's errors are stale.
             guard !failing.isParked, failing.contains(source) else { return }
@@ -248,13 +256,30 @@ final class PipelineShell: Sendable {
     @discardableResult
     func send(_ input: PlaybackMachine.Input) -> Bool {
         guard !isShutDown.load(ordering: .acquiring) else { return false }
-        return commandLock.withLock { _ in apply(input) }
+        return commandLock.withLock { _ in
+            settle()
+            return apply(input)
+        }
     }
+
+    /// Must hold `commandLock`: Play's and Pause's state changes still under way are done.
+    private func settle() { stateChanges.sync {} }
 
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
     private func apply(_ input: PlaybackMachine.Input) -> Bool {
         let step = machine.withLock { $0.handle(input) }
         var accepted = step.accepted
+        switch input {
+        case .play, .pause:
+            // Nothing answers a state change: it goes on while the caller publishes the new status.
+            if !step.effects.isEmpty, step.effects.allSatisfy(\.isSetState) {
+                let effects = step.effects
+                stateChanges.async { for effect in effects { _ = self.perform(effect) } }
+                return accepted
+            }
+        default:
+            break
+        }
         for effect in step.effects {
             // A command is taken only if what it asked of GStreamer was (a seek it refused is not).
             if let answer = perform(effect) { accepted = apply(answer) && accepted }
@@ -328,7 +353,10 @@ final class PipelineShell: Sendable {
         post(Self.wakeName, fields: "")
         let onBusThread = busThreadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
         if !onBusThread { busThreadDone.wait() }
-        commandLock.withLock { _ in _ = gst_element_set_state(playbin, GST_STATE_NULL) }
+        commandLock.withLock { _ in
+            settle()
+            _ = gst_element_set_state(playbin, GST_STATE_NULL)
+        }
         let id = handlerID.exchange(0, ordering: .acquiringAndReleasing)
         if id != 0 { g_signal_handler_disconnect(playbin, gulong(id)) }
         let setupID = setupHandlerID.exchange(0, ordering: .acquiringAndReleasing)

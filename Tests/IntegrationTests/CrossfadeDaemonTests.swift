@@ -113,7 +113,9 @@ import Testing
         let at = (level - 0.05) / 0.09
         #expect(at > before - 0.2 && at < before + took + 0.2, "the cut track went on from \(at) s; it was heard at \(before)–\(before + took) s")
         // The cut track goes on under the new one for about on-skip (1 s = 10 windows), falling all the way.
-        #expect((7...12).contains(lastOld - start), "the old track lasted \(lastOld - start) windows into the new one")
+        let around = max(0, start - 3)...min(end, start + 12)
+        let levels = "440 Hz \(low[around].map { Int($0) }), 660 Hz \(high[around].map { Int($0) })"
+        #expect((7...12).contains(lastOld - start), "the old track lasted \(lastOld - start) windows into the new one; \(levels)")
         #expect(low[start + 2] > low[start + 7], "the old track does not fade: \(low[start...(start + 8)])")
         #expect(high[start + 2] < high[start + 9], "the new track does not fade in: \(high[start...(start + 10)])")
         #expect(low[(lastOld + 2)...end].allSatisfy { $0 < 300 }, "the old track plays on")
