@@ -86,12 +86,12 @@ import Testing
     @Test func aSkipFadesTheCutTrackOutOverOnSkip() async throws {
         let d = try Daemon()
         try d.writeConfig("[playback.crossfade]\nseconds = 2\non-skip = 1\n")
-        // A tone that grows louder (from 5 % to 95 % of full scale over 10 s, then stays): a jump in it is a jump in level.
+        // A tone that grows louder (from 5 % to 95 % of full scale over 20 s, then stays): a jump in it is a jump in level.
         // 30 s long, so that however late a loaded machine gets the skip to the player, the track has not ended by itself.
         let a = d.media.file("growing.wav").path
         let growing = (0..<(30 * 44_100)).map { i -> Int16 in
             let t = Double(i) / 44_100
-            return Int16((0.05 + 0.09 * min(t, 10)) * 32_767 * sin(2 * .pi * 440 * t))
+            return Int16((0.05 + 0.045 * min(t, 20)) * 32_767 * sin(2 * .pi * 440 * t))
         }
         try WAV(sampleRate: 44_100, channels: 1, samples: growing).write(to: URL(fileURLWithPath: a))
         let b = try d.sine("next.wav", seconds: 3, frequency: 660)
@@ -116,15 +116,19 @@ import Testing
         // Up to the end of the next track: what a restart after the queue ended may append is not the skip's.
         let lastOld = try #require(low[...end].lastIndex { $0 > 800 })
         // It fades on from where it was heard, not from what the queues after the filter had already taken (about a
-        // second ahead): its level where the next track comes in says where in the growing tone it was. Read in the
-        // window after the first: that one may hold the cut itself, the old track at full level before it (the new
-        // track's first samples fall anywhere in a window); the next is 0–0.2 into the fade.
-        let level = low[start + 1] / 32_767 / FadeCurve.equalPower.gains(at: 0.1).out
-        let at = (level - 0.05) / 0.09
+        // second ahead, 0.045 of full scale louder): its level where the next track comes in is the level last heard
+        // before the cut. Read around the windows that may hold the cut and the pipeline's restart for it (the new
+        // track's first sample falls anywhere in a 0.1 s window): before, the loudest of the last three (the tone grows);
+        // after, the second, 0–0.2 s into the fade.
+        let heardLast = low[max(0, start - 3)..<start].max()! / 32_767
+        let wentOn = low[start + 1] / 32_767 / FadeCurve.equalPower.gains(at: 0.1).out
         let around = max(0, start - 3)...min(end, start + 12)
         let levels = "440 Hz \(low[around].map { Int($0) }), 660 Hz \(high[around].map { Int($0) })"
-        #expect(at > min(before, 9.8) - 0.2 && at < before + took + 0.2,
-                "the cut track went on from \(at) s; it was heard at \(before)–\(before + took) s; \(levels)")
+        #expect(heardLast < 0.93, "the cut came after the tone stopped growing: \(levels)")
+        #expect(abs(wentOn - heardLast) < 0.045 * 0.4, """
+            the cut track went on at \(wentOn) of full scale (\((wentOn - 0.05) / 0.045) s in) after \(heardLast) was heard \
+            (\((heardLast - 0.05) / 0.045) s in; Position said \(before)–\(before + took) s); \(levels)
+            """)
         // The cut track goes on under the new one for about on-skip (1 s = 10 windows), falling all the way.
         #expect((7...12).contains(lastOld - start), "the old track lasted \(lastOld - start) windows into the new one; \(levels)")
         #expect(low[start + 2] > low[start + 7], "the old track does not fade: \(low[start...(start + 8)])")
