@@ -197,7 +197,8 @@ import Testing
         let d = try Daemon()
         try d.writeConfig(Self.config(snap) + "[outputs.speakers]\nkind = \"local\"\n")
         let song = d.media.file("long.wav"), other = d.media.file("other.wav")
-        try WAV.sine(seconds: 40, sampleRate: 48000).write(to: song)
+        // Long enough that a loaded machine's three switches and waits (a minute was seen) end before the song does.
+        try WAV.sine(seconds: 150, sampleRate: 48000).write(to: song)
         try WAV.sine(seconds: 5, sampleRate: 48000).write(to: other)
         try await d.start([song.path, other.path])
         let list = try await d.tonearm("output")

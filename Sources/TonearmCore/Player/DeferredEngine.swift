@@ -157,6 +157,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
 
     /// Before the engine is attached nothing plays, so there is nothing to fade.
     public func fadeNextLoad(seconds: Double) { state.withLock { $0.real }?.fadeNextLoad(seconds: seconds) }
+    public var canReceiveData: Bool { state.withLock { $0.real }?.canReceiveData ?? false }
 
     public func setGain(_ gain: Double, forToken token: UInt64) {
         route { $0.gains[token] = gain }?.setGain(gain, forToken: token)

@@ -38,12 +38,15 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double)
     /// The next load is a skip cutting what plays: it fades out over `seconds` under the new item's start.
     func fadeNextLoad(seconds: Double)
+    /// Whether a pipeline exists that data could reach (false while a deferred engine waits for GStreamer's set-up).
+    var canReceiveData: Bool { get }
 }
 
 extension PlaybackControl {
     /// An engine with no audio path of its own (a test's) has nothing to fade.
     public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
     public func fadeNextLoad(seconds: Double) {}
+    public var canReceiveData: Bool { true }
 }
 
 extension PlaybackEngine: PlaybackControl {}

@@ -74,6 +74,12 @@ extension Player {
     private func stalled(generation: Int) {
         guard reconnector.isStalled(generation: generation), let id = loaded, status == .playing,
               let track = queue.track(id) else { return }
+        // No data can come before the engine exists (a start slowed by a cold registry or a busy machine): the stream's
+        // time to bring data starts again, rather than failing it for the engine's wait.
+        guard engine.canReceiveData else {
+            perform(reconnector.stopStallWatch() + reconnector.newLiveStream(id))
+            return
+        }
         let timeout = reconnectPolicy.stallTimeout
         let reason = "no data for \(timeout)"
         let error: TonearmError
