@@ -157,6 +157,17 @@ public final class Daemon: @unchecked Sendable {
         return url.path
     }
 
+    /// Writes a long sine WAV (440 Hz, half scale) into the media folder with sox and returns its path: millions of
+    /// samples computed in the test process (a debug build) would hold one of its two concurrency threads, and every
+    /// test waiting on it, for seconds on a loaded machine.
+    public func longSine(_ name: String, seconds: Int, sampleRate: Int = 11025, channels: Int = 1) async throws -> String {
+        let path = media.file(name).path
+        let made = try await runProcess("/usr/bin/sox", ["-n", "-r", "\(sampleRate)", "-c", "\(channels)", "-b", "16", path,
+                                                         "synth", "\(seconds)", "sine", "440", "vol", "0.5"])
+        try #require(made.status == 0, "sox could not make \(name): \(made.err)")
+        return path
+    }
+
     public func garbage(_ name: String, bytes: Int = 40_000) throws -> String {
         let url = media.file(name)
         var g = SystemRandomNumberGenerator()

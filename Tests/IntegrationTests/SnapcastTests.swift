@@ -197,11 +197,8 @@ import Testing
         let d = try Daemon()
         try d.writeConfig(Self.config(snap) + "[outputs.speakers]\nkind = \"local\"\n")
         let song = d.media.file("long.wav"), other = d.media.file("other.wav")
-        // Long enough that a loaded machine's three switches and waits (a minute was seen) end before the song does. Made
-        // by sox: 14 million samples computed here, in a debug build, would hold one of the test process's two
-        // concurrency threads (and every test waiting on it) for seconds.
-        let made = try await runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", song.path, "synth", "150", "sine", "440", "vol", "0.5"])
-        try #require(made.status == 0, "sox could not make the song: \(made.err)")
+        // Long enough that a loaded machine's three switches and waits (a minute was seen) end before the song does.
+        _ = try await d.longSine(song.lastPathComponent, seconds: 150, sampleRate: 48000, channels: 2)
         try WAV.sine(seconds: 5, sampleRate: 48000).write(to: other)
         try await d.start([song.path, other.path])
         let list = try await d.tonearm("output")

@@ -10,11 +10,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct StartTests {
     @Test func aSlowEngineStartAnswersFromTheRestoredStateAndPlaysOnceReady() async throws {
         let d = try Daemon()
-        // Five minutes, made by sox off the test process's concurrency threads: under the whole loaded suite this test's
-        // first poll once came after a 40 s track had played through.
-        let file = d.media.file("restored.wav").path
-        let made = try await runProcess("/usr/bin/sox", ["-n", "-r", "11025", "-c", "1", "-b", "16", file, "synth", "300", "sine", "440", "vol", "0.5"])
-        try #require(made.status == 0, "sox could not make the track: \(made.err)")
+        // Five minutes: under the whole loaded suite this test's first poll once came after a 40 s track had played through.
+        let file = try await d.longSine("restored.wav", seconds: 300)
         try await d.start([file])
         try await d.waitFor("Playing") { try await d.status() == "Playing" }
         let id = try await d.trackID()
