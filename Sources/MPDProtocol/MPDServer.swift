@@ -20,9 +20,8 @@ public final class MPDServer: Sendable {
     let connections = ConnectionRegistry()
     private let listeners = Mutex<[any Channel]>([])
     private let libraryTask = Mutex<Task<Void, Never>?>(nil)
-    /// The face's own buffer of the player's events, followed by `following`.
-    private let subscription: EventSubscription<PlayerEvent>
-    private let following = Mutex<Task<Void, Never>?>(nil)
+    /// The face's hold on the player's events.
+    private let listener: EventListener<PlayerEvent>
 
     /// Starts following the player at once (so the playlist version counts every change from now on).
     public init(settings: MPDProtocolSettings, player: Player, library: (any MPDLibrarySource)?,
@@ -34,19 +33,9 @@ public final class MPDServer: Sendable {
         executor = CommandExecutor(player: player, library: library, tracker: tracker, password: settings.password,
                                    playlists: playlists)
         let tracker = self.tracker
-        let subscription = player.events.subscribe()
-        self.subscription = subscription
-        following.withLock {
-            $0 = Task { [player] in
-                var last: UInt64?
-                for await item in subscription {
-                    // Fell behind: what changed meanwhile is in the state as it is now.
-                    if let last, item.sequence != last + 1 { tracker.handle(.changed(player.state.snapshot)) }
-                    last = item.sequence
-                    tracker.handle(item.event)
-                }
-            }
-        }
+        // Each event reaches the tracker on the publishing thread (it only updates versions and wakes the clients'
+        // event loops), so idle wakes with no task in between, with the same change's PropertiesChanged.
+        listener = player.events.listen { [tracker] item in tracker.handle(item.event) }
     }
 
     /// The TCP address actually bound (the port picked when 0 was asked), once started.
@@ -101,8 +90,7 @@ public final class MPDServer: Sendable {
 
     /// Closes the listeners and every client connection.
     public func stop() async {
-        subscription.cancel()
-        following.withLock { $0?.cancel() }
+        listener.cancel()
         libraryTask.withLock { $0?.cancel() }
         for channel in listeners.withLock({ l in defer { l = [] }; return l }) {
             try? await channel.close()

@@ -20,8 +20,10 @@ public final class MPRISService: Sendable {
     let logger: Logger
     /// Turns the player's events into signals.
     let forwarder: EventForwarder
-    /// The bus face's own buffer of the player's events, made at init so that nothing said before `run` is lost.
-    let subscription: EventSubscription<PlayerEvent>
+    /// The bus face's hold on the player's events, made at init so that nothing said before `run` is lost: each event
+    /// is turned into its signal on the publishing thread and queued on the connection (which never waits), so a
+    /// PropertiesChanged leaves with no task to wake in between.
+    let listener: EventListener<PlayerEvent>
 
     /// `media`: what MediaPlayer2 reports as playable. `library` and `shares`: the plugins behind Library1 and
     /// Shares1 (not exported when nil). `browsables`: every source with folders, behind Browser1. `quit`: what
@@ -59,8 +61,9 @@ public final class MPRISService: Sendable {
             playlistsFace = face
         }
         self.forwarders = forwarders
-        forwarder = EventForwarder(connection: connection, playlists: playlistsFace)
-        subscription = player.events.subscribe()
+        let forwarder = EventForwarder(connection: connection, playlists: playlistsFace)
+        self.forwarder = forwarder
+        listener = player.events.listen { item in forwarder.forward(item.event) }
         // At debug level (tonearmd --verbose) every call is logged with its sender.
         if logger.logLevel <= .debug { handlers = handlers.map { LoggedInterface(inner: $0, logger: logger) } }
         connection.export(path: Self.objectPath, handlers: handlers)
@@ -101,14 +104,12 @@ public final class MPRISService: Sendable {
         for start in forwarders { forwarding += await start() }
         defer {
             for task in forwarding { task.cancel() }
-            subscription.cancel()
+            listener.cancel()
         }
-        var last: UInt64?
-        for await item in subscription {
-            // Fell behind and lost events (coalesced or dropped): the state as it is now says what changed meanwhile.
-            if let last, item.sequence != last + 1 { forwarder.forward(.changed(player.state.snapshot)) }
-            last = item.sequence
-            forwarder.forward(item.event)
+        await withTaskCancellationHandler {
+            await listener.ended()
+        } onCancel: {
+            listener.cancel()
         }
     }
 }

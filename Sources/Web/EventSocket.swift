@@ -1,4 +1,6 @@
 import Hummingbird
+import NIOCore
+import NIOWebSocket
 import HummingbirdWebSocket
 import Logging
 import Synchronization
@@ -10,91 +12,44 @@ extension WebFace {
 
     /// The frame for a Player event, written once and shared by every client that follows (with 100 clients a
     /// change is serialized once, not 100 times); nil for an event with no frame of its own.
-    func sharedFrame(for item: Sequenced<PlayerEvent>) -> String? {
-        if let cached = sharedFrames.withLock({ $0?.sequence == item.sequence ? $0?.text : nil }) { return cached }
-        guard let text = frame(for: item)?.text else { return nil }
-        sharedFrames.withLock { $0 = (item.sequence, text) }
-        return text
+    func sharedFrame(for item: Sequenced<PlayerEvent>) -> ByteBuffer? {
+        if let cached = sharedFrames.withLock({ $0?.sequence == item.sequence ? $0?.frame : nil }) { return cached }
+        guard let json = frame(for: item) else { return nil }
+        let frame = ByteBuffer(bytes: json.bytes)
+        sharedFrames.withLock { $0 = (item.sequence, frame) }
+        return frame
     }
 
     /// `/api/v1/events`: a full state on connect, then every change, each with the Player's sequence number.
-    func addEventSocket(to router: Router<BasicWebSocketRequestContext>) {
+    func addEventSocket(to router: Router<SocketRequestContext>) {
         router.ws("/api/v1/events") { _, _ in
             .upgrade([:])
-        } onUpgrade: { inbound, outbound, _ in
-            await self.follow(inbound: inbound, outbound: outbound)
+        } onUpgrade: { inbound, _, context in
+            await self.follow(inbound: inbound, channel: context.requestContext.channel)
         }
     }
 
-    private func follow(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        // Subscribed before the state is read, so nothing between the two is missed.
-        let subscription = player.events.subscribe(capacity: 1024)
-        let (frames, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.backlogLimit))
-        let first = player.state
-        let writer = Task {
-            for await frame in frames {
-                try Task.checkCancellation()
-                try await outbound.write(.text(frame))
-            }
-        }
-        // A client that stops reading leaves writes waiting forever: on overflow the writer is cancelled, not awaited.
-        let logger = logger
-        let outbox = Outbox(sink: sink) {
-            logger.info("web face: a WebSocket client fell \(Self.backlogLimit) events behind and was dropped")
-            writer.cancel()
-        }
-        outbox.send(["type": "state", "sequence": .int(Int64(first.sequence)), "state": Shapes.state(first)])
+    /// Follows the Player for one client until it goes away or falls too far behind. The Player's events reach the
+    /// client's event loop straight from the publishing thread (`EventFanOut.listen`) and are written there: no task
+    /// stands between a change and its frame.
+    private func follow(inbound: WebSocketInboundStream, channel: any Channel) async {
+        let follower = EventFollower(face: self, channel: channel)
+        // Listening before the state is read, so nothing between the two is missed.
+        let listener = player.events.listen { item in follower.offer(item) }
+        follower.begin()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.pump(subscription, from: first.sequence, into: outbox) }
-            if let library { group.addTask { await self.pumpLibrary(library, into: outbox) } }
-            if let shares { group.addTask { await self.pumpShares(shares, into: outbox) } }
-            // The client's own frames say nothing to us; the stream ends when it closes or goes away.
-            group.addTask {
-                do { for try await _ in inbound.messages(maxSize: 4096) {} } catch {}
-                outbox.finish()
-                writer.cancel()
-            }
-            _ = await writer.result
-            subscription.cancel()
-            outbox.finish()
+            if let library { group.addTask { await self.pumpLibrary(library, into: follower) } }
+            if let shares { group.addTask { await self.pumpShares(shares, into: follower) } }
+            // The client's own frames say nothing to us; the stream ends when it closes, goes away or is dropped.
+            do { for try await _ in inbound.messages(maxSize: 4096) {} } catch {}
+            listener.cancel()
             group.cancelAll()
-        }
-        if outbox.overflowed { try? await outbound.close(.policyViolation, reason: "too far behind; reconnect") }
-    }
-
-    /// The Player's events as frames: queue edits in a burst become one `queue` frame; a gap in the numbers (events
-    /// coalesced or dropped for this client) is followed by the state as it is now.
-    private func pump(_ subscription: EventSubscription<PlayerEvent>, from start: UInt64, into outbox: Outbox) async {
-        var last = start
-        var queueEdited = false
-        func flushQueue(_ sequence: UInt64) {
-            guard queueEdited else { return }
-            queueEdited = false
-            outbox.send(["type": "queue", "sequence": .int(Int64(sequence)), "version": .int(Int64(player.state.snapshot.queueVersion))])
-        }
-        for await item in subscription {
-            if item.sequence <= last { continue }
-            if item.sequence != last + 1 {
-                flushQueue(last)
-                let now = player.state
-                outbox.send(["type": "state", "sequence": .int(Int64(now.sequence)), "state": Shapes.state(now)])
-            }
-            last = item.sequence
-            switch item.event {
-            case .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged:
-                queueEdited = true
-                if subscription.backlog == 0 { flushQueue(item.sequence) }
-                continue
-            default:
-                flushQueue(item.sequence)
-            }
-            if let frame = sharedFrame(for: item) { outbox.send(text: frame) }
         }
     }
 
     /// What a Player event says to a client; nil for events with no frame of their own (queue edits are folded into
     /// `queue` frames, the tick interval is not shown).
-    private func frame(for item: Sequenced<PlayerEvent>) -> JSON? {
+    func frame(for item: Sequenced<PlayerEvent>) -> JSON? {
         let sequence = JSON.int(Int64(item.sequence))
         switch item.event {
         case .changed, .buffering, .replayGainModeChanged, .equalizerChanged, .crossfadeChanged, .outputChanged:
@@ -118,7 +73,7 @@ extension WebFace {
         }
     }
 
-    private func pumpLibrary<Library: LibraryAPI>(_ library: Library, into outbox: Outbox) async {
+    private func pumpLibrary<Library: LibraryAPI>(_ library: Library, into outbox: EventFollower) async {
         let subscription = library.events.subscribe(capacity: 64)
         defer { subscription.cancel() }
         for await item in subscription {
@@ -135,7 +90,7 @@ extension WebFace {
         }
     }
 
-    private func pumpShares<Shares: SharesAPI>(_ shares: Shares, into outbox: Outbox) async {
+    private func pumpShares<Shares: SharesAPI>(_ shares: Shares, into outbox: EventFollower) async {
         let subscription = shares.events.subscribe(capacity: 64)
         defer { subscription.cancel() }
         for await item in subscription {
@@ -156,30 +111,129 @@ extension WebFace {
     }
 }
 
-/// One client's frames waiting to be written, at most `WebFace.backlogLimit` of them: past that the client is
-/// dropped, so a stuck browser costs a bounded amount of memory and never slows the Player or the other faces.
-final class Outbox: Sendable {
-    private let sink: AsyncStream<String>.Continuation
-    private let overflow: @Sendable () -> Void
-    private let state = Mutex(false)
+/// One WebSocket client's following of the Player, on its channel's event loop. Events are offered from any thread
+/// and handled in order on the loop; at most `WebFace.backlogLimit` of them may wait there or in frames the client has
+/// not taken yet: past that the client is dropped, so a stuck browser costs a bounded amount of memory and never
+/// slows the Player or the other faces.
+final class EventFollower: Sendable {
+    private let face: WebFace
+    private let channel: any Channel
+    private let loop: any EventLoop
+    /// Events offered and frames written that the client has not yet taken.
+    private let backlog = Atomic<Int>(0)
+    private let dropped = Atomic<Bool>(false)
+    private struct Following {
+        /// The last Player event taken (or the state's sequence at connect).
+        var last: UInt64 = .max
+        /// Queue edits seen since the last `queue` frame.
+        var queueEdited = false
+        var flushScheduled = false
+    }
+    private let following: NIOLoopBoundBox<Following>
 
-    init(sink: AsyncStream<String>.Continuation, overflow: @escaping @Sendable () -> Void) {
-        self.sink = sink
-        self.overflow = overflow
+    init(face: WebFace, channel: any Channel) {
+        self.face = face
+        self.channel = channel
+        loop = channel.eventLoop
+        following = NIOLoopBoundBox.makeBoxSendingValue(Following(), eventLoop: channel.eventLoop)
     }
 
-    var overflowed: Bool { state.withLock { $0 } }
-
-    func send(_ frame: JSON) { send(text: frame.text) }
-
-    /// A frame already written out (one state frame is shared by every client).
-    func send(text frame: String) {
-        if case .dropped = sink.yield(frame) {
-            let first = state.withLock { was in defer { was = true }; return !was }
-            sink.finish()
-            if first { overflow() }
+    /// The first frame: the state as it is when the loop gets to it. Events offered before that are older than it
+    /// (the Player publishes a state before its event reaches a listener), so they are skipped.
+    func begin() {
+        charge()
+        loop.execute {
+            let state = self.face.player.state
+            self.following.value.last = state.sequence
+            self.write(["type": "state", "sequence": .int(Int64(state.sequence)), "state": Shapes.state(state)])
         }
     }
 
-    func finish() { sink.finish() }
+    /// A Player event, from the publishing thread.
+    func offer(_ item: Sequenced<PlayerEvent>) {
+        guard charge() else { return }
+        loop.execute { self.take(item) }
+    }
+
+    /// A frame of a plugin's event (a scan's progress, a share), from any thread.
+    func send(_ frame: JSON) {
+        guard charge() else { return }
+        loop.execute { self.write(frame) }
+    }
+
+    /// Counts one more thing waiting for the client; drops the client when that is one too many.
+    @discardableResult
+    private func charge() -> Bool {
+        if dropped.load(ordering: .relaxed) { return false }
+        if backlog.add(1, ordering: .relaxed).newValue > WebFace.backlogLimit {
+            drop()
+            return false
+        }
+        return true
+    }
+
+    private func settle() { backlog.subtract(1, ordering: .relaxed) }
+
+    private func drop() {
+        guard !dropped.exchange(true, ordering: .relaxed) else { return }
+        face.logger.info("web face: a WebSocket client fell \(WebFace.backlogLimit) events behind and was dropped")
+        let channel = channel
+        loop.execute {
+            // Policy violation (1008): too far behind; the frame is lost with the rest if the client reads nothing.
+            var close = ByteBuffer()
+            close.writeInteger(UInt16(1008))
+            close.writeString("too far behind; reconnect")
+            channel.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: close), promise: nil)
+            channel.close(promise: nil)
+        }
+    }
+
+    /// Handles one Player event on the loop: queue edits in a burst become one `queue` frame; a gap in the numbers
+    /// (events missed while the client was being set up) is followed by the state as it is now.
+    private func take(_ item: Sequenced<PlayerEvent>) {
+        loop.preconditionInEventLoop()
+        let last = following.value.last
+        guard last != .max, item.sequence > last else { return settle() }
+        if item.sequence != last + 1 {
+            flushQueue(last)
+            let now = face.player.state
+            charge()
+            write(["type": "state", "sequence": .int(Int64(now.sequence)), "state": Shapes.state(now)])
+        }
+        following.value.last = item.sequence
+        switch item.event {
+        case .trackListReplaced, .trackAdded, .trackRemoved, .trackMetadataChanged:
+            following.value.queueEdited = true
+            // After the events already waiting on the loop, so a burst of edits is one frame.
+            if !following.value.flushScheduled {
+                following.value.flushScheduled = true
+                loop.execute {
+                    self.following.value.flushScheduled = false
+                    self.flushQueue(self.following.value.last)
+                }
+            }
+            return settle()
+        default:
+            flushQueue(item.sequence)
+        }
+        guard let frame = face.sharedFrame(for: item) else { return settle() }
+        write(frame)
+    }
+
+    private func flushQueue(_ sequence: UInt64) {
+        guard following.value.queueEdited else { return }
+        following.value.queueEdited = false
+        charge()
+        write(["type": "queue", "sequence": .int(Int64(sequence)), "version": .int(Int64(face.player.state.snapshot.queueVersion))])
+    }
+
+    private func write(_ frame: JSON) { write(ByteBuffer(bytes: frame.bytes)) }
+
+    /// Writes a text frame; what was charged for it is settled once the client has taken it (or the write failed).
+    private func write(_ text: ByteBuffer) {
+        guard !dropped.load(ordering: .relaxed) else { return settle() }
+        let promise = loop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { _ in self.settle() }
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: text), promise: promise)
+    }
 }

@@ -11,7 +11,7 @@ struct RequestGuard<Context: RequestContext>: RouterMiddleware {
     let access: WebAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let problem = access.check(request) { return WebResponses.problem(problem) }
+        if let problem = access.check(request.head) { return WebResponses.problem(problem) }
         do {
             switch request.method {
             case .options:
@@ -38,21 +38,26 @@ final class WebAccess: Sendable {
 
     init(settings: WebSettings) { self.settings = settings }
 
-    /// Why `request` is refused, or nil.
-    func check(_ request: Request) -> WebProblem? {
-        let host = request.head.authority ?? ""
+    /// Why the request with this head is refused, or nil.
+    func check(_ request: HTTPRequest) -> WebProblem? {
+        let host = request.authority ?? ""
         guard isAllowed(host: host) else {
             return .forbidden("this server does not answer to the host '\(host)' (add it to [web] allowed-hosts)")
         }
         let changes = request.method != .get && request.method != .head && request.method != .options
-        let upgrades = request.headers[.upgrade]?.lowercased() == "websocket"
-        if changes || upgrades, let origin = request.headers[.origin], !isOwn(origin: origin, host: host) {
+        let upgrades = request.headerFields[.upgrade]?.lowercased() == "websocket"
+        if changes || upgrades, let origin = request.headerFields[.origin], !isOwn(origin: origin, host: host) {
             return .forbidden("requests from the page at \(origin) are refused")
         }
-        if settings.password != nil, !Self.isOpen(request.uri.path), !isAuthorized(request) {
+        if settings.password != nil, !Self.isOpen(Self.path(request)), !isAuthorized(request) {
             return .unauthorized("log in first (POST /api/v1/login) or send Authorization: Bearer PASSWORD")
         }
         return nil
+    }
+
+    /// The request's path without its query.
+    static func path(_ request: HTTPRequest) -> String {
+        String((request.path ?? "").prefix { $0 != "?" && $0 != "#" })
     }
 
     /// The page and the login are reachable without the password; everything else needs it.
@@ -94,12 +99,12 @@ final class WebAccess: Sendable {
             || (url.port == nil && originHost.lowercased() == bare)
     }
 
-    func isAuthorized(_ request: Request) -> Bool {
+    func isAuthorized(_ request: HTTPRequest) -> Bool {
         guard let password = settings.password else { return true }
-        if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") {
+        if let authorization = request.headerFields[.authorization], authorization.hasPrefix("Bearer ") {
             return Self.same(String(authorization.dropFirst(7)), password)
         }
-        for cookie in (request.headers[.cookie] ?? "").split(separator: ";") {
+        for cookie in (request.headerFields[.cookie] ?? "").split(separator: ";") {
             let pair = cookie.trimmingCharacters(in: .whitespaces)
             guard pair.hasPrefix(Self.cookieName + "=") else { continue }
             let token = String(pair.dropFirst(Self.cookieName.count + 1))

@@ -25,7 +25,7 @@ public final class WebFace: Sendable {
     let access: WebAccess
     private let bound = Mutex<Int?>(nil)
     /// The last event frame written, for the next client following the same event.
-    let sharedFrames = Mutex<(sequence: UInt64, text: String)?>(nil)
+    let sharedFrames = Mutex<(sequence: UInt64, frame: ByteBuffer)?>(nil)
     /// The largest request body taken.
     static let maximumBody = 64 << 10
     /// How long a connection may stay silent, or take to send a request's header.
@@ -79,7 +79,7 @@ public final class WebFace: Sendable {
     }
 
     /// The HTTP routes and the WebSocket's, each behind the guard.
-    func routers() -> (Router<BasicRequestContext>, Router<BasicWebSocketRequestContext>) {
+    func routers() -> (Router<BasicRequestContext>, Router<SocketRequestContext>) {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(RequestGuard(access: access))
         addPage(to: router)
@@ -87,7 +87,7 @@ public final class WebFace: Sendable {
         addQueueRoutes(to: router)
         addLibraryRoutes(to: router)
         addMediaRoutes(to: router)
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        let sockets = Router(context: SocketRequestContext.self)
         sockets.middlewares.add(RequestGuard(access: access))
         addEventSocket(to: sockets)
         return (router, sockets)
@@ -108,7 +108,9 @@ public final class WebFace: Sendable {
     func application() throws -> some ApplicationProtocol {
         let (router, sockets) = routers()
         // A client that opens a connection and sends nothing, or a header a byte at a time (slowloris), is dropped.
-        let idle = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: Self.idleTimeout))
+        let quick = quickReadAnswer()
+        let idle = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(additionalChannelHandlers: [QuickReads(answer: quick)],
+                                                                           idleTimeout: Self.idleTimeout))
         let socketResponder = sockets.buildResponder()
         var configuredTLS: TLSConfiguration?
         if let certificate = settings.certificate, let key = settings.key {
@@ -131,6 +133,15 @@ public final class WebFace: Sendable {
                                logger.info("web face: open \(settings.url(port: port)) in a browser")
                            },
                            logger: logger)
+    }
+
+    /// What `QuickReads` answers on the event loop: the state, to a request the guard lets through.
+    func quickReadAnswer() -> QuickReads.Answer {
+        let access = access, player = player
+        return { request in
+            guard request.method == .get, WebAccess.path(request) == "/api/v1/state", access.check(request) == nil else { return nil }
+            return ByteBuffer(bytes: Shapes.state(player.state).bytes)
+        }
     }
 
     private func addPage(to router: Router<BasicRequestContext>) {

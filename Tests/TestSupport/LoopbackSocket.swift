@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// A raw TCP socket on 127.0.0.1, for what no well-behaved client does (a header never finished, a client that
@@ -52,6 +53,27 @@ public final class LoopbackSocket: Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0)
+    }
+
+    /// Everything received until the other side closes, or until `seconds` pass with nothing new (blocking; the async
+    /// `received(seconds:)` waits on a thread of its own).
+    public func receiveUntilClosed(seconds: Int) -> [UInt8] {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var all: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { return all }
+            all += chunk[0..<n]
+        }
+    }
+
+    /// `receiveUntilClosed` on a thread of its own, so the test process's few concurrency threads stay free.
+    public func received(seconds: Int) async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.receiveUntilClosed(seconds: seconds)) }
+        }
     }
 
     public func close() { Glibc.close(fd) }

@@ -136,6 +136,65 @@ import Testing
         #expect(channel.state.snapshot.volume == 0.25)
     }
 
+    /// Listeners get every event, numbered, in order, even when several threads publish at once and one listener
+    /// publishes from inside its delivery; none of it waits on another.
+    @Test func listenersGetEveryEventInOrderFromManyPublishers() async {
+        let fanOut = EventFanOut<Int>()
+        let first = Mutex<[Sequenced<Int>]>([]), second = Mutex<[UInt64]>([])
+        let a = fanOut.listen { item in
+            first.withLock { $0.append(item) }
+            // A listener may publish in turn: its event is delivered after this one, by whoever is delivering.
+            if item.event == 500 { fanOut.publish(-1) }
+        }
+        let b = fanOut.listen { item in second.withLock { $0.append(item.sequence) } }
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for i in 0..<250 { fanOut.publish(thread * 250 + i + 1) }
+        }
+        let heard = first.withLock { $0 }
+        #expect(heard.map(\.sequence) == (1...1001).map(UInt64.init))
+        #expect(Set(heard.map(\.event)) == Set(Array(1...1000) + [-1]))
+        #expect(second.withLock { $0 } == (1...1001).map(UInt64.init))
+        // Each publisher's own events keep its order.
+        for thread in 0..<4 {
+            let own = heard.map(\.event).filter { $0 > thread * 250 && $0 <= (thread + 1) * 250 }
+            #expect(own == own.sorted())
+        }
+        a.cancel()
+        fanOut.publish(2000)
+        #expect(first.withLock { $0.count } == 1001)
+        #expect(second.withLock { $0.last } == 1002)
+        b.cancel()
+    }
+
+    @Test func aListenerEndsWhenTheFanOutFinishes() async {
+        let fanOut = EventFanOut<Int>()
+        let listener = fanOut.listen { _ in }
+        let waiting = Task { await listener.ended() }
+        fanOut.finish()
+        await waiting.value
+        // One that listens after the end has ended already.
+        await fanOut.listen { _ in Issue.record("an event after the end") }.ended()
+        fanOut.publish(1)
+    }
+
+    /// A listener may read the state its event announces (it is called outside the state's lock) and finds it there.
+    @Test func aListenerReadsTheStateItsEventAnnounces() {
+        let channel = PlayerChannel()
+        let read = Mutex<[(UInt64, Double)]>([])
+        let listener = channel.events.listen { item in
+            let state = channel.state
+            read.withLock { $0.append((item.sequence, state.snapshot.volume)) }
+        }
+        for volume in [0.25, 0.5] {
+            var snapshot = PlayerSnapshot()
+            snapshot.volume = volume
+            channel.publish(snapshot: snapshot, event: .changed(snapshot))
+        }
+        #expect(read.withLock { $0.map(\.0) } == [1, 2])
+        #expect(read.withLock { $0.map(\.1) } == [0.25, 0.5])
+        listener.cancel()
+    }
+
     @Test(arguments: [
         // position, rate, elapsed ms, limit, expected
         (1_000_000 as Int64, 1.0, 500, nil as Int64?, 1_500_000 as Int64),

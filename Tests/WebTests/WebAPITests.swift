@@ -161,6 +161,41 @@ import Testing
         #expect(try await web.get("/").status == 200)
     }
 
+    @Test func pipelinedRequestsAreAnsweredInOrderAndAReadSeesTheWriteBeforeIt() async throws {
+        let d = try Daemon()
+        let a = try d.sine("alpha.wav", seconds: 60)
+        let web = try await WebRig.start([a], daemon: d)
+        let port = try #require(Int(web.base.split(separator: ":").last ?? ""))
+        let client = LoopbackSocket()
+        defer { client.close() }
+        try #require(client.connect(port: port))
+        // The state reads are answered on the event loop, the volume by the router: in one write, the reads must
+        // still wait for the write before them, and the last one's "Connection: close" must close the connection.
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        let volume = #"{"volume": 0.25}"#
+        client.send("GET /api/v1/state HTTP/1.1\r\n\(host)\r\n"
+            + "PUT /api/v1/player/volume HTTP/1.1\r\n\(host)Content-Type: application/json\r\nContent-Length: \(volume.utf8.count)\r\n\r\n\(volume)"
+            + "GET /api/v1/state HTTP/1.1\r\n\(host)\r\n"
+            + "GET /api/v1/state?fresh=1 HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
+        let answers = try HTTPAnswers.parse(await client.received(seconds: 60))
+        try #require(answers.count == 4, "answers: \(answers.map(\.status))")
+        #expect(answers.map(\.status) == [200, 200, 200, 200])
+        let volumes = answers.map { (($0.json["volume"] as? Double) ?? -1) }
+        #expect(volumes[1] == 0.25 && volumes[2] == 0.25 && volumes[3] == 0.25, "volumes answered: \(volumes)")
+        #expect(client.awaitEnd(seconds: 5) == 0, "the connection stayed open after Connection: close")
+        #expect(answers[0].headers["content-type"] == "application/json" && answers[0].headers["date"] != nil)
+        #expect(try await d.get("org.mpris.MediaPlayer2.Player", "Volume").doubleValue == 0.25)
+
+        // A read alone, answered on the event loop, closes when asked to as well.
+        let alone = LoopbackSocket()
+        defer { alone.close() }
+        try #require(alone.connect(port: port))
+        alone.send("GET /api/v1/state HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
+        let answer = try HTTPAnswers.parse(await alone.received(seconds: 60))
+        #expect(answer.map(\.status) == [200] && answer.first?.headers["connection"] == "close")
+        #expect(alone.awaitEnd(seconds: 5) == 0, "the connection stayed open after Connection: close")
+    }
+
     @Test func aClientThatNeverFinishesItsHeaderIsDropped() async throws {
         let web = try await WebRig.start()
         let port = try #require(Int(web.base.split(separator: ":").last ?? ""))
@@ -285,5 +320,39 @@ enum HTTPMethodName: String {
         try await d.waitFor("the web face's failure in the log") { d.log.contains("web face: cannot serve") }
         #expect(try await d.status() == "Stopped")
         #expect(try await d.tonearm("web").status != 0)
+    }
+}
+
+/// HTTP/1.1 answers read off a raw socket, each with a Content-Length.
+struct HTTPAnswers {
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+
+    static func parse(_ bytes: [UInt8]) throws -> [HTTPAnswers] {
+        var answers: [HTTPAnswers] = []
+        var rest = bytes[...]
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while !rest.isEmpty {
+            guard let end = rest.firstRange(of: separator) else { throw Failure("a header with no end: \(String(decoding: rest, as: UTF8.self))") }
+            let head = String(decoding: rest[rest.startIndex..<end.lowerBound], as: UTF8.self).split(separator: "\r\n")
+            let status = Int(head.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+            var headers: [String: String] = [:]
+            for line in head.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            let length = Int(headers["content-length"] ?? "0") ?? 0
+            let bodyEnd = min(rest.endIndex, end.upperBound + length)
+            answers.append(HTTPAnswers(status: status, headers: headers, body: Array(rest[end.upperBound..<bodyEnd])))
+            rest = rest[bodyEnd...]
+        }
+        return answers
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 }

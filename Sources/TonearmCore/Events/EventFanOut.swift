@@ -15,10 +15,18 @@ public struct Sequenced<Event: Sendable>: Sendable {
 /// bounded buffer of its own. Publishing never waits: a subscriber that falls behind has its oldest events coalesced
 /// or dropped (it sees the jump in sequence numbers and reads the published state afresh), never the publisher held
 /// or another subscriber delayed.
+///
+/// A face whose own buffer takes an event without waiting (a socket's event loop, the bus connection's send queue)
+/// listens instead (`listen`): it is handed each event at once, in order, with no task to wake in between.
 public final class EventFanOut<Event: Sendable>: Sendable {
     private struct State {
         var sequence: UInt64 = 0
         var subscribers: [UInt64: EventSubscription<Event>] = [:]
+        var listeners: [UInt64: EventListener<Event>] = [:]
+        /// Events numbered but not yet handed to the listeners, oldest first.
+        var undelivered: [Sequenced<Event>] = []
+        /// Whether some publisher is handing events to the listeners now (the others leave theirs to it).
+        var delivering = false
         var nextKey: UInt64 = 0
         var finished = false
     }
@@ -51,9 +59,34 @@ public final class EventFanOut<Event: Sendable>: Sendable {
         }
     }
 
-    /// Hands `event` to every subscriber's buffer and returns at once; returns its sequence number.
+    /// Hands every event from now on to `deliver`, on the publishing thread, in order, outside any lock of the
+    /// fan-out's; `deliver` must return at once (it puts the event in a buffer of the face's own, bounded by the face).
+    /// It may still be called once after the listener is cancelled.
+    public func listen(_ deliver: @escaping @Sendable (Sequenced<Event>) -> Void) -> EventListener<Event> {
+        let listener = state.withLock { s in
+            s.nextKey += 1
+            let key = s.nextKey
+            let listener = EventListener<Event>(deliver: deliver) { [weak self] in
+                _ = self?.state.withLock { $0.listeners.removeValue(forKey: key) }
+            }
+            if !s.finished { s.listeners[key] = listener }
+            return (listener, s.finished)
+        }
+        if listener.1 { listener.0.end() }
+        return listener.0
+    }
+
+    /// Hands `event` to every subscriber's buffer and every listener, and returns; returns its sequence number.
     @discardableResult
     public func publish(_ event: Event) -> UInt64 {
+        let sequence = enqueue(event)
+        deliverToListeners()
+        return sequence
+    }
+
+    /// Numbers `event` and hands it to the subscribers' buffers; the listeners get it from `deliverToListeners`, which
+    /// the caller runs once it holds no lock a listener might take (the published state's).
+    func enqueue(_ event: Event) -> UInt64 {
         // Numbered and handed out under one lock so that every subscriber sees one order; each buffer's lock is
         // taken inside only to append, and a reader waiting for the event is resumed after both locks are let go (a
         // resume takes the reading task's own lock, which a task being cancelled holds while it takes ours).
@@ -65,20 +98,78 @@ public final class EventFanOut<Event: Sendable>: Sendable {
             for subscriber in s.subscribers.values {
                 if let waiter = subscriber.offer(item, coalesces: coalesces) { handOver.append((waiter, item)) }
             }
+            if !s.listeners.isEmpty { s.undelivered.append(item) }
             return s.sequence
         }
         for (waiter, item) in handOver { waiter.resume(returning: item) }
         return sequence
     }
 
+    /// Hands the events not yet delivered to the listeners, in order. One publisher at a time delivers, outside the
+    /// lock: another one that publishes meanwhile leaves its event to the one delivering, which loops until none wait.
+    func deliverToListeners() {
+        while true {
+            let batch = state.withLock { s -> ([Sequenced<Event>], [EventListener<Event>])? in
+                guard !s.delivering, !s.undelivered.isEmpty else { return nil }
+                s.delivering = true
+                defer { s.undelivered.removeAll(keepingCapacity: true) }
+                return (s.undelivered, s.listeners.keys.sorted().compactMap { s.listeners[$0] })
+            }
+            guard let (items, listeners) = batch else { return }
+            for item in items {
+                for listener in listeners { listener.deliver(item) }
+            }
+            state.withLock { $0.delivering = false }
+        }
+    }
+
     /// Ends every subscription (after what is buffered) and refuses new events.
     public func finish() {
-        let subscribers = state.withLock { s -> [EventSubscription<Event>] in
+        let (subscribers, listeners) = state.withLock { s -> ([EventSubscription<Event>], [EventListener<Event>]) in
             s.finished = true
-            defer { s.subscribers = [:] }
-            return Array(s.subscribers.values)
+            defer { s.subscribers = [:]; s.listeners = [:] }
+            return (Array(s.subscribers.values), Array(s.listeners.values))
         }
         for subscriber in subscribers { subscriber.finish() }
+        for listener in listeners { listener.end() }
+    }
+}
+
+/// A listener of a fan-out (`EventFanOut.listen`): `cancel` stops the deliveries, `ended` waits for the end.
+public final class EventListener<Event: Sendable>: Sendable {
+    let deliver: @Sendable (Sequenced<Event>) -> Void
+    private let unregister: @Sendable () -> Void
+    private let waiters = Mutex<(ended: Bool, continuations: [CheckedContinuation<Void, Never>])>((false, []))
+
+    init(deliver: @escaping @Sendable (Sequenced<Event>) -> Void, unregister: @escaping @Sendable () -> Void) {
+        self.deliver = deliver
+        self.unregister = unregister
+    }
+
+    /// Stops the deliveries (one under way may still arrive) and ends `ended`.
+    public func cancel() {
+        unregister()
+        end()
+    }
+
+    /// Returns once the listener is cancelled or the fan-out has finished.
+    public func ended() async {
+        await withCheckedContinuation { continuation in
+            let done = waiters.withLock { w -> Bool in
+                if !w.ended { w.continuations.append(continuation) }
+                return w.ended
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    func end() {
+        let waiting = waiters.withLock { w -> [CheckedContinuation<Void, Never>] in
+            w.ended = true
+            defer { w.continuations = [] }
+            return w.continuations
+        }
+        for continuation in waiting { continuation.resume() }
     }
 }
 

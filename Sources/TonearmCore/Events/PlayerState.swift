@@ -65,8 +65,10 @@ public final class PlayerChannel: Sendable {
         latest.withLock { state in
             if let snapshot { state.snapshot = snapshot }
             if let position { state.position = position }
-            if let event { state.sequence = events.publish(event) }
+            if let event { state.sequence = events.enqueue(event) }
         }
+        // Outside the state's lock: a listener may read the state it announces.
+        if event != nil { events.deliverToListeners() }
     }
 
     /// A slow subscriber's buffer keeps the newest snapshot and the newest tick rather than each of them.
