@@ -9,6 +9,8 @@ import TonearmCore
 extension WebFace {
     /// The most frames a client may fall behind by before it is dropped (it reconnects and starts from a `state`).
     static let backlogLimit = 256
+    /// The kernel's send buffer of a WebSocket (it doubles it): frames are small, and a stuck client is found sooner.
+    static let socketSendBuffer: SocketOptionValue = 64 << 10
 
     /// The frame for a Player event, written once and shared by every client that follows (with 100 clients a
     /// change is serialized once, not 100 times); nil for an event with no frame of its own.
@@ -33,6 +35,9 @@ extension WebFace {
     /// client's event loop straight from the publishing thread (`EventFanOut.listen`) and are written there: no task
     /// stands between a change and its frame.
     private func follow(inbound: WebSocketInboundStream, channel: any Channel) async {
+        // A small send buffer: a client that stops reading then shows as frames waiting here after some 128 kB held
+        // by the kernel, not after the megabytes Linux allows a socket by default, and is dropped that much sooner.
+        _ = channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: Self.socketSendBuffer)
         let follower = EventFollower(face: self, channel: channel)
         // Listening before the state is read, so nothing between the two is missed.
         let listener = player.events.listen { item in follower.offer(item) }
