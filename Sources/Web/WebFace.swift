@@ -5,6 +5,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import Synchronization
@@ -132,6 +133,9 @@ public final class WebFace: Sendable {
                                self.bound.withLock { $0 = port }
                                logger.info("web face: open \(settings.url(port: port)) in a browser")
                            },
+                           // One loop accepts and serves every connection: a new connection is then answered with
+                           // one thread woken, not two (the listener's loop and the connection's).
+                           eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton.next()),
                            logger: logger)
     }
 
