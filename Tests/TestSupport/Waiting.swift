@@ -1,4 +1,7 @@
+// The benchmarks' release build (static Swift runtime) has no Testing module; there a wait only throws.
+#if canImport(Testing)
 import Testing
+#endif
 
 /// Polls `condition` until it holds or `timeout` passes; tests use generous bounds, never tight ones.
 public func eventually(timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
@@ -17,7 +20,9 @@ public func waitUntil(_ what: String, timeout: Duration = .seconds(60), interval
                       detail: @autoclosure () -> String = "", _ condition: () async throws -> Bool) async throws {
     guard try await eventually(timeout: timeout, interval: interval, condition) else {
         let more = detail()
+        #if canImport(Testing)
         Issue.record("timed out waiting for \(what)\(more.isEmpty ? "" : "\n" + more)")
+        #endif
         throw WaitTimedOut(what: what)
     }
 }
