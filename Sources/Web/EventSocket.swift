@@ -193,8 +193,8 @@ final class EventFollower: Sendable {
         }
     }
 
-    /// Handles one Player event on the loop: queue edits in a burst become one `queue` frame; a gap in the numbers
-    /// (events missed while the client was being set up) is followed by the state as it is now.
+    /// Handles one Player event on the loop: queue edits in a burst become one `queue` frame. A listener hears every
+    /// event in order, so the numbers have no gap; should one ever show, the state as it is now follows it.
     private func take(_ item: Sequenced<PlayerEvent>) {
         loop.preconditionInEventLoop()
         let last = following.value.last

@@ -58,8 +58,10 @@ final class QuickReads: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func respond(context: ChannelHandlerContext, body: ByteBuffer, close: Bool) {
-        var fields: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .server: "Tonearm",
-                                  .date: HTTPDate.now, .contentLength: String(body.readableBytes)]
+        var fields = WebResponses.jsonHeaders
+        fields[.server] = WebResponses.serverName
+        fields[.date] = HTTPDate.now
+        fields[.contentLength] = String(body.readableBytes)
         if close { fields[.connection] = "close" }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)

@@ -127,7 +127,7 @@ public final class WebFace: Sendable {
         }
         let settings = settings, logger = logger
         return Application(responder: HeadAsGet(base: router.buildResponder()), server: server,
-                           configuration: ApplicationConfiguration(address: .hostname(settings.address, port: settings.port), serverName: "Tonearm"),
+                           configuration: ApplicationConfiguration(address: .hostname(settings.address, port: settings.port), serverName: WebResponses.serverName),
                            onServerRunning: { channel in
                                let port = channel.localAddress?.port ?? settings.port
                                self.bound.withLock { $0 = port }

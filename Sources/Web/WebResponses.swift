@@ -3,8 +3,13 @@ import Hummingbird
 
 /// The few kinds of answer the face gives.
 enum WebResponses {
+    /// The headers of every JSON answer (the router's and `QuickReads`').
+    static let jsonHeaders: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+    /// The `Server` header's value.
+    static let serverName = "Tonearm"
+
     static func json(_ value: JSON, status: Int = 200) -> Response {
-        Response(status: .init(code: status), headers: [.contentType: "application/json", .cacheControl: "no-store"],
+        Response(status: .init(code: status), headers: jsonHeaders,
                  body: .init(byteBuffer: ByteBuffer(bytes: value.bytes)))
     }
 

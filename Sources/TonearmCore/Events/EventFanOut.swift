@@ -63,7 +63,7 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     /// fan-out's; `deliver` must return at once (it puts the event in a buffer of the face's own, bounded by the face).
     /// It may still be called once after the listener is cancelled.
     public func listen(_ deliver: @escaping @Sendable (Sequenced<Event>) -> Void) -> EventListener<Event> {
-        let listener = state.withLock { s in
+        let (listener, finished) = state.withLock { s in
             s.nextKey += 1
             let key = s.nextKey
             let listener = EventListener<Event>(deliver: deliver) { [weak self] in
@@ -72,8 +72,8 @@ public final class EventFanOut<Event: Sendable>: Sendable {
             if !s.finished { s.listeners[key] = listener }
             return (listener, s.finished)
         }
-        if listener.1 { listener.0.end() }
-        return listener.0
+        if finished { listener.end() }
+        return listener
     }
 
     /// Hands `event` to every subscriber's buffer and every listener, and returns; returns its sequence number.
@@ -113,7 +113,7 @@ public final class EventFanOut<Event: Sendable>: Sendable {
                 guard !s.delivering, !s.undelivered.isEmpty else { return nil }
                 s.delivering = true
                 defer { s.undelivered.removeAll(keepingCapacity: true) }
-                return (s.undelivered, s.listeners.keys.sorted().compactMap { s.listeners[$0] })
+                return (s.undelivered, Array(s.listeners.values))
             }
             guard let (items, listeners) = batch else { return }
             for item in items {
