@@ -162,7 +162,8 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/Scrobble"),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Optimised even in debug builds: tests make and analyse millions of samples on the concurrency pool.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: [.unsafeFlags(["-O"])]),
         .executableTarget(name: "tonearm-bench", dependencies: [
             "DBus", "TestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -15,8 +15,8 @@ public struct WAV: Equatable {
 
     /// Headerless little-endian 16-bit samples, as `filesink` writes raw audio.
     public init(raw: Data, sampleRate: Int, channels: Int) {
-        let bytes = [UInt8](raw)
-        let samples = (0..<(bytes.count / 2)).map { Int16(bitPattern: UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8) }
+        var samples = [Int16](repeating: 0, count: raw.count / 2)
+        samples.withUnsafeMutableBytes { out in raw.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<out.count])) } }
         self.init(sampleRate: sampleRate, channels: channels, samples: samples)
     }
 
@@ -68,7 +68,7 @@ public struct WAV: Equatable {
     }
 
     public func data() -> Data {
-        var d = Data()
+        var d = Data(capacity: 44 + samples.count * 2)
         func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
         func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
         let bytes = UInt32(samples.count * 2)
@@ -77,9 +77,8 @@ public struct WAV: Equatable {
         d.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(1); u16(UInt16(channels))
         u32(UInt32(sampleRate)); u32(UInt32(sampleRate * channels * 2)); u16(UInt16(channels * 2)); u16(16)
         d.append(contentsOf: Array("data".utf8)); u32(bytes)
-        samples.withUnsafeBytes { raw in
-            for s in raw.bindMemory(to: Int16.self) { withUnsafeBytes(of: s.littleEndian) { d.append(contentsOf: $0) } }
-        }
+        // Every Linux target Swift runs on is little-endian, as WAV is: the samples go in as they lie in memory.
+        samples.withUnsafeBytes { d.append(contentsOf: $0) }
         return d
     }
 
@@ -106,7 +105,9 @@ public struct WAV: Equatable {
                 if size == 0 || body + size > d.count { size = d.count - body }
                 guard bits == 16 else { throw CocoaError(.fileReadCorruptFile) }
                 var samples = [Int16](repeating: 0, count: size / 2)
-                for i in 0..<samples.count { samples[i] = Int16(bitPattern: UInt16(d[body + 2 * i]) | UInt16(d[body + 2 * i + 1]) << 8) }
+                samples.withUnsafeMutableBytes { out in
+                    d.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[body..<(body + out.count)])) }
+                }
                 return WAV(sampleRate: rate, channels: channels, samples: samples)
             }
             offset = body + size + (size & 1)
