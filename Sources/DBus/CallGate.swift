@@ -2,10 +2,21 @@ import Synchronization
 
 /// Holds incoming method calls back while a service finishes starting, so it can take its name on the bus first
 /// and still answer every call in order, as a started service would. Also any other one-way "wait until ready".
+/// While held, property reads of some interfaces may be let through (`letReads`).
 public final class CallGate: Sendable {
+    private struct Waiter {
+        /// The interface a held property read reads; nil for anything else.
+        let reading: String?
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private struct State {
         var held = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        /// While held, the interfaces whose property reads may still be answered.
+        var readable: Set<String> = []
+        var waiting: [Waiter] = []
+
+        func lets(_ reading: String?) -> Bool { !held || reading.map(readable.contains) == true }
     }
 
     private let state: Mutex<State>
@@ -17,26 +28,48 @@ public final class CallGate: Sendable {
 
     public var isOpen: Bool { state.withLock { !$0.held } }
 
+    /// Whether a property read of `interface` may be answered now: always while open, and while held once
+    /// `letReads` named it.
+    public func letsRead(_ interface: String) -> Bool {
+        state.withLock { $0.lets(interface) }
+    }
+
     public func hold() {
-        state.withLock { $0.held = true }
+        state.withLock {
+            $0.held = true
+            $0.readable = []
+        }
+    }
+
+    /// While held, lets property reads of `interfaces` through (the rest stays held), those waiting included.
+    public func letReads(_ interfaces: Set<String>) {
+        let resumed = state.withLock { s -> [Waiter] in
+            s.readable.formUnion(interfaces)
+            let (go, stay) = (s.waiting.filter { s.lets($0.reading) }, s.waiting.filter { !s.lets($0.reading) })
+            s.waiting = stay
+            return go
+        }
+        for waiter in resumed { waiter.continuation.resume() }
     }
 
     public func release() {
-        let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let waiting = state.withLock { s -> [Waiter] in
             s.held = false
+            s.readable = []
             defer { s.waiting = [] }
             return s.waiting
         }
-        for continuation in waiting { continuation.resume() }
+        for waiter in waiting { waiter.continuation.resume() }
     }
 
-    /// Returns at once while open; otherwise when `release` is called.
-    public func pass() async {
-        guard state.withLock({ $0.held }) else { return }
+    /// Returns at once while open; otherwise when `release` is called, or, for a property read of `reading`, once
+    /// `letReads` names that interface.
+    public func pass(reading: String? = nil) async {
+        guard !state.withLock({ $0.lets(reading) }) else { return }
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { s -> Bool in
-                guard s.held else { return true }
-                s.waiting.append(continuation)
+                guard !s.lets(reading) else { return true }
+                s.waiting.append(Waiter(reading: reading, continuation: continuation))
                 return false
             }
             if resumeNow { continuation.resume() }

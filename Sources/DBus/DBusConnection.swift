@@ -15,7 +15,7 @@ public final class DBusConnection: Sendable {
         self.core = core
         let objects = self.objects
         let gate = self.gate
-        core.start { call in gate.isOpen ? objects.immediateReply(call) : nil }
+        core.start { call in objects.immediateReply(call, if: gate.letsRead) }
         Task.detached { [core, objects, gate] in
             @Sendable func answer(_ call: IncomingCall, _ result: Result<[DBusValue], DBusError>) {
                 if call.noReply {
@@ -33,6 +33,15 @@ public final class DBusConnection: Sendable {
                 core.enqueue(.reply(box, sender: call.sender))
             }
             for await call in core.incomingCalls {
+                // A property read held since before reads were let through is answered as soon as they are (so a
+                // client that asked early is not stuck behind its own read); the rest waits for the release.
+                if let reading = ObjectTree.readInterface(call), !gate.isOpen {
+                    await gate.pass(reading: reading)
+                    if !gate.isOpen, let values = objects.immediateReply(call, if: gate.letsRead) {
+                        answer(call, .success(values))
+                        continue
+                    }
+                }
                 await gate.pass()
                 if objects.answersOutOfOrder(call) {
                     Task { answer(call, await objects.handle(call)) }
@@ -115,6 +124,13 @@ public final class DBusConnection: Sendable {
     /// well-known name before it is ready to answer, the way D-Bus activation and socket activation expect.
     public func holdIncomingCalls() {
         gate.hold()
+    }
+
+    /// While calls are held, answers property reads (Get, GetAll) of `interfaces` from their handlers' current values
+    /// at once, unless the same sender has a call held before them (so a sender's read still follows its write).
+    /// For a service whose published state is ready before the rest of it.
+    public func answerReadsWhileHeld(_ interfaces: Set<String>) {
+        gate.letReads(interfaces)
     }
 
     /// Answers the calls held since `holdIncomingCalls`, in arrival order, and every call after them.

@@ -154,11 +154,18 @@ final class ObjectTree: Sendable {
         }
     }
 
+    /// The interface a `Properties.Get` or `GetAll` call reads; nil for any other call.
+    static func readInterface(_ call: IncomingCall) -> String? {
+        guard call.interface == properties, call.member == "Get" || call.member == "GetAll",
+              case .success(let args) = call.arguments else { return nil }
+        return args.first?.stringValue
+    }
+
     /// The reply to a `Properties.Get`, or a `GetAll` of one interface, that its handler can answer at once
     /// (`currentValue`), or nil: everything else, errors included, goes through `handle`.
-    func immediateReply(_ call: IncomingCall) -> [DBusValue]? {
+    func immediateReply(_ call: IncomingCall, if allowed: (String) -> Bool) -> [DBusValue]? {
         guard call.interface == Self.properties, case .success(let args) = call.arguments, let ifaceName = args.first?.stringValue,
-              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }) else { return nil }
+              allowed(ifaceName), let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }) else { return nil }
         switch (call.member, call.signature) {
         case ("Get", "ss"):
             guard let name = args[1].stringValue, let property = handler.interface.property(named: name),

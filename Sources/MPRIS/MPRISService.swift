@@ -11,6 +11,10 @@ public final class MPRISService: Sendable {
     public static let objectPath = "/org/mpris/MediaPlayer2"
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
     static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
+    /// The interfaces whose properties are all read from the player's published state (or are constant), so they
+    /// can be answered while the daemon is still starting.
+    public static let stateInterfaces: Set<String> = ["org.mpris.MediaPlayer2", playerInterface, trackListInterface,
+                                                      TonearmPlayerInterface.name]
 
     let connection: DBusConnection
     let player: Player

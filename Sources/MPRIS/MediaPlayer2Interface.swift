@@ -34,15 +34,23 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
         }
     }
 
-    func get(_ property: String) async throws -> DBusValue {
+    /// The constant properties, answered on the bus's thread (also while the daemon starts). Not SupportedMimeTypes:
+    /// it is read from GStreamer's registry on first use (about 5 ms), once GStreamer is up.
+    func currentValue(_ property: String) -> DBusValue? {
         switch property {
-        case "CanQuit": return .bool(true)
-        case "CanRaise": return .bool(false)
-        case "HasTrackList": return .bool(true)
-        case "Identity": return .string("Tonearm")
-        case "DesktopEntry": return .string("tonearm")
-        case "SupportedUriSchemes": return .stringArray(Self.uriSchemes)
-        // Read from GStreamer's registry on first use (about 5 ms), not while the daemon starts.
+        case "CanQuit": .bool(true)
+        case "CanRaise": .bool(false)
+        case "HasTrackList": .bool(true)
+        case "Identity": .string("Tonearm")
+        case "DesktopEntry": .string("tonearm")
+        case "SupportedUriSchemes": .stringArray(Self.uriSchemes)
+        default: nil
+        }
+    }
+
+    func get(_ property: String) async throws -> DBusValue {
+        if let value = currentValue(property) { return value }
+        switch property {
         case "SupportedMimeTypes": return .stringArray(Array(Set(media.supportedMimeTypes() + Self.playlistMimeTypes)).sorted())
         default: throw DBusError.unknownProperty(property)
         }

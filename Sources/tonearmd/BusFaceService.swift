@@ -4,16 +4,13 @@ import MPRIS
 import ServiceLifecycle
 import TonearmCore
 
-/// The D-Bus face. In its turn it restores the saved queue (or queues the command line's files) and releases the calls
-/// held since the name was taken; then it forwards the player's events to the bus until shutdown. The session bus
-/// going away ends it, and with it the daemon.
+/// The D-Bus face. In its turn it queues the command line's files (or restores the saved queue, when that waited for
+/// the sources) and releases the calls held since the name was taken; then it forwards the player's events to the
+/// bus until shutdown. The session bus going away ends it, and with it the daemon.
 struct BusFaceService: DaemonService {
     let face: MPRISService
     let connection: DBusConnection
-    let player: Player
-    let saved: PersistedState?
-    /// The command line's files and URIs.
-    let files: [String]
+    let start: StartQueue
     let turn: StartTurn
     let logger: Logger
 
@@ -21,7 +18,7 @@ struct BusFaceService: DaemonService {
 
     func run() async {
         await turn.start {
-            await restore()
+            await start.finish()
             connection.releaseIncomingCalls()
             logger.info("ready on the session bus as \(MPRISService.busName)")
         }
@@ -37,21 +34,5 @@ struct BusFaceService: DaemonService {
             }
         }
         await turn.stop()
-    }
-
-    /// The saved queue, or the command line's files in its place (keeping loop, shuffle and volume), playing.
-    func restore() async {
-        if files.isEmpty {
-            if let saved { await player.restore(saved) }
-        } else {
-            if var saved {
-                saved.queue.clear() // keep loop, shuffle, volume; the files replace the queue
-                await player.restore(saved)
-            }
-            let uris = files.map(Tonearmd.uri(for:))
-            let (ids, errors) = await player.addSkippingBad(uris, at: .end, replacing: true)
-            for error in errors { logger.error("\(error.message)") }
-            if let first = ids.first { await player.goTo(first) }
-        }
     }
 }

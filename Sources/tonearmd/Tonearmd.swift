@@ -80,7 +80,8 @@ struct Tonearmd: AsyncParsableCommand {
         let (settings, plugins) = try readSettings(dirs)
 
         // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
-        // player as soon as it exists, and the calls they send meanwhile are answered in order once it can.
+        // player as soon as it exists, and the calls they send meanwhile are answered in order once it can. Reads of
+        // the player's state are answered from the moment the saved state is restored, right after the player starts.
         let shutdown = Shutdown()
         let bus = try SessionBus.connect(logger: logger)
         try bus.takePlayerName()
@@ -90,9 +91,13 @@ struct Tonearmd: AsyncParsableCommand {
         // The engine is built alongside from the start. Every other service starts in this order, each once the one
         // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
+        let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
         let services: [(any DaemonService)?] = [
             parts.engine,
-            PlayerService(player: parts.player, turn: order.next("player")),
+            PlayerService(player: parts.player, start: start, connection: bus.connection, turn: order.next("player")),
+            // For tests: the sources start once this file exists, so "the player is up, the sources are not" is a
+            // state a test controls rather than a race.
+            ProcessInfo.processInfo.environment["TONEARM_SOURCES_GATE"].map { FileGate(path: $0, turn: order.next("sources-gate")) },
             // Right after the player: listens queued by the last run are sent while the rest starts.
             parts.scrobbler.map { FaceService(face: $0, turn: order.next("scrobble")) },
             PluginService(plugin: parts.midi, context: parts.context(for: parts.midi), title: "MIDI",
@@ -105,8 +110,7 @@ struct Tonearmd: AsyncParsableCommand {
             // Scanning and watching run on the library's own threads, off the player's path.
             PluginService(plugin: parts.library, context: parts.context(for: parts.library), title: "library",
                           turn: order.next("library"), logger: logger),
-            BusFaceService(face: parts.face, connection: bus.connection, player: parts.player, saved: parts.saved,
-                           files: files, turn: order.next("bus"), logger: logger),
+            BusFaceService(face: parts.face, connection: bus.connection, start: start, turn: order.next("bus"), logger: logger),
             parts.mpd.map { FaceService(face: $0, turn: order.next("mpd-protocol")) },
             parts.web.map { FaceService(face: $0, turn: order.next("web")) },
             parts.upnp.map { FaceService(face: $0, turn: order.next("upnp")) },

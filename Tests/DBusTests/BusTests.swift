@@ -529,6 +529,62 @@ import TestSupport
     }
 }
 
+extension HeldCallsTests {
+    @Test func readsOfNamedInterfacesAreAnsweredWhileCallsAreHeldButNeverOvertakeTheirSendersCalls() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try DBusConnection.connect(address: bus.address)
+        let reader = try DBusConnection.connect(address: bus.address)
+        let writer = try DBusConnection.connect(address: bus.address)
+        defer { reader.close(); writer.close(); server.close() }
+        server.holdIncomingCalls()
+        #expect(try server.requestName(serviceName) == .primaryOwner)
+        let handler = TestHandler()
+        server.export(path: objectPath, handlers: [handler])
+        @Sendable func clock(_ c: DBusConnection) async throws -> [DBusValue] {
+            try await c.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                             arguments: [.string(testInterface), .string("Clock")], timeout: .seconds(30))
+        }
+        final class Done: Sendable { let names = Mutex<[String]>([]) }
+        let done = Done()
+        // Only the named interfaces: a read of another one is held like any call.
+        server.answerReadsWhileHeld(["org.tonearm.Elsewhere1"])
+        let early = Task.immediate {
+            let value = try await clock(reader)
+            done.names.withLock { $0.append("early read") }
+            return value
+        }
+        _ = try await reader.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
+        #expect(done.names.withLock { $0 }.isEmpty, "a read of an interface not named is held")
+        server.answerReadsWhileHeld([testInterface])
+        #expect(try await early.value == [.variant(.int64(2))], "a read held from before is answered once its interface is let through")
+        // The writer's call is held; its read after it waits for it, while the reader's read is answered at once, by
+        // the bus thread (`currentValue` says 2).
+        let write = Task.immediate {
+            _ = try await writer.call(destination: serviceName, path: objectPath, interface: testInterface, member: "Record",
+                                      arguments: [.string("held")], timeout: .seconds(30))
+            done.names.withLock { $0.append("write") }
+        }
+        let readAfterWrite = Task.immediate {
+            let value = try await clock(writer)
+            done.names.withLock { $0.append("read after write") }
+            return value
+        }
+        _ = try await writer.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
+        let third = try DBusConnection.connect(address: bus.address)
+        defer { third.close() }
+        #expect(try await clock(third) == [.variant(.int64(2))], "answered while held")
+        #expect(done.names.withLock { $0 } == ["early read"], "the write and the read after it are still held")
+        #expect(handler.state.withLock { $0.notes }.isEmpty)
+        server.releaseIncomingCalls()
+        try await write.value
+        #expect(try await readAfterWrite.value == [.variant(.int64(1))], "handled in turn, after the write")
+        #expect(handler.state.withLock { $0.notes } == ["held"])
+    }
+}
+
 @Suite struct ImmediateReadTests {
     static func get(_ f: Fixture, _ name: String) async throws -> [DBusValue] {
         try await f.call("Get", [.string(testInterface), .string(name)], interface: "org.freedesktop.DBus.Properties")

@@ -57,10 +57,11 @@ public final class Daemon: @unchecked Sendable {
         return env
     }
 
-    /// Starts tonearmd and waits until it owns its bus name and has answered a first call: the daemon takes its name
-    /// first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
-    /// `sink` nil: no --audio-sink, so the config's output plays.
-    public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil) async throws {
+    /// Starts tonearmd and waits until it owns its bus name and has answered a first method call: the daemon takes its
+    /// name first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
+    /// `sink` nil: no --audio-sink, so the config's output plays. `ready` false: returns once the name is taken.
+    public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil,
+                      ready: Bool = true) async throws {
         // The web face on a free port: daemons of tests one after another (or a user's own) never fight for 6680.
         var args = (sink.map { ["--audio-sink", $0] } ?? []) + (webPort.map { ["--web-port", String($0)] } ?? [])
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
@@ -73,10 +74,12 @@ public final class Daemon: @unchecked Sendable {
         guard up, p.isRunning else {
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
+        guard ready else { return }
         do {
-            // Not Peer.Ping: libdbus answers that by itself, ready or not.
-            _ = try await client.call(destination: Self.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
-                                      member: "Get", arguments: [.string("org.mpris.MediaPlayer2"), .string("Identity")], timeout: .seconds(60))
+            // Not Peer.Ping, which libdbus answers by itself, nor a read of the player's state, which is answered from
+            // the restored state while the rest still starts: a method call, held until the daemon is ready.
+            _ = try await client.call(destination: Self.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Introspectable",
+                                      member: "Introspect", timeout: .seconds(60))
         } catch {
             _ = await p.wait()  // it took its name, then gave up while starting (a bad audio sink, an unreadable index…)
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")

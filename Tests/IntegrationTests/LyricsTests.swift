@@ -164,7 +164,8 @@ import Testing
         // Lines as they start, each announced once it has started (never early), in order.
         var seen = 0
         while seen < 2 {
-            try await d.waitFor("line \(seen + 1)", timeout: .seconds(15)) { received().filter { $0.index >= 0 }.count > seen }
+            // The first waits for the engine too, which beside the whole loaded suite once took 12 s to be built.
+            try await d.waitFor("line \(seen + 1)", timeout: .seconds(60)) { received().filter { $0.index >= 0 }.count > seen }
             let position = try await d.position()
             let line = received().filter { $0.index >= 0 }[seen]
             let start = (1 + 2 * line.index) * 1_000_000

@@ -1,6 +1,7 @@
 import DBus
 import DaemonHarness
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -80,6 +81,60 @@ import Testing
             #expect(uri.hasSuffix("noise.ogg") || uri.hasSuffix("empty.ogg"), "\(signal)")
         }
         #expect(d.process?.isRunning == true)
+    }
+
+    @Test func whileTheSourcesStartReadsShowTheSavedStateAndCommandsWaitInOrder() async throws {
+        let d = try Daemon()
+        let file = try await d.longSine("restored.wav", seconds: 300)
+        try await d.start([file])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let id = try await d.trackID()
+        _ = try await d.call(Daemon.player, "Pause")
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(7_000_000)])
+        try await d.set(Daemon.player, "Volume", .double(0.5))
+        try await d.waitFor("the seek saved") {
+            let text = (try? String(contentsOf: d.home.file("state/tonearm/state.json.position"), encoding: .utf8)) ?? ""
+            return text.contains(" 7000000")
+        }
+        #expect(await d.terminate() == 0)
+
+        // The sources (library, shares, MIDI, LocalSend) are held back, so the daemon is not ready yet.
+        let gate = d.home.file("sources-gate")
+        d.extraEnvironment["TONEARM_SOURCES_GATE"] = gate.path
+        let readyBefore = d.log.components(separatedBy: "\n").filter { $0.contains("ready on the session bus") }.count
+        try await d.start(ready: false)
+        // Reads are answered from the saved state.
+        #expect(try await d.status() == "Paused")
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "restored")
+        #expect(try await d.tracks().count == 1)
+        #expect(try await d.position() == 7_000_000)
+        #expect(try await d.get(Daemon.player, "Volume") == .double(0.5))
+        #expect(try await d.get("org.mpris.MediaPlayer2", "Identity").stringValue == "Tonearm")
+        // Commands wait for the daemon to be ready, in order; a client's read after its command waits for it too.
+        let other = try DBusConnection.connect(address: d.bus.address)
+        defer { other.close() }
+        final class Answers: Sendable { let names = Mutex<[String]>([]) }
+        let answers = Answers()
+        let play = Task.immediate {
+            _ = try await other.call(destination: Daemon.busName, path: "/org/mpris/MediaPlayer2", interface: Daemon.player, member: "Play")
+            answers.names.withLock { $0.append("Play") }
+        }
+        let readAfterPlay = Task.immediate {
+            try await other.getProperty(destination: Daemon.busName, path: "/org/mpris/MediaPlayer2", interface: Daemon.player,
+                                        name: "PlaybackStatus").stringValue ?? ""
+        }
+        // libdbus answers Ping itself, in the order messages came: after it, both calls above have reached the daemon.
+        _ = try await other.call(destination: Daemon.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        #expect(try await d.status() == "Paused", "another client's read is answered while the Play waits")
+        #expect(answers.names.withLock { $0 }.isEmpty, "the Play waits for the sources")
+        #expect(d.log.components(separatedBy: "\n").filter { $0.contains("ready on the session bus") }.count == readyBefore)
+
+        try Data().write(to: gate)
+        try await play.value
+        #expect(try await readAfterPlay.value == "Playing", "the read after the Play sees it")
+        try await d.waitFor("playing on from 7 s") { try await d.position() > 7_100_000 }
+        #expect(try await d.trackID() == id)
+        #expect(try await d.tracks().count == 1, "the queue restored once")
     }
 
     /// How many times the daemon's log says its audio engine became ready.

@@ -252,7 +252,7 @@ import Testing
         #expect(try await d.metadata()["mpris:length"] == nil)
         // The signal leaves from the faces' event subscriber, apart from the reply to a Get: it may come a moment later.
         var changed: [String] = []
-        let signalled = try await eventually(timeout: .seconds(30)) {
+        let signalled = await eventually(timeout: .seconds(30)) {
             changed = trackSignals.signals.compactMap { $0.arguments[1].vardictValue?["xesam:title"]?.stringValue }
             return chains.allSatisfy { changed.contains($0.title) }
         }

@@ -45,8 +45,7 @@ extension Player {
     /// A source's rendition (`streamURL`) lives in a cache a person may empty; the source makes it again.
     private func remakeMissingStreams() async {
         for track in queue.tracks {
-            guard let stream = track.metadata.streamURL.flatMap(URL.init(string:)), stream.isFileURL,
-                  access(stream.path, R_OK) != 0, let url = URL(string: track.uri),
+            guard PersistedState.renditionIsMissing(track), let url = URL(string: track.uri),
                   let plugin = plugins.first(where: { $0.canResolve(url) }) else { continue }
             var metadata = track.metadata
             do {
@@ -121,5 +120,16 @@ extension Player {
             return
         }
         stateWriter.savePosition(state.position, of: current)
+    }
+}
+
+extension PersistedState {
+    /// Whether a queued track's rendition (a source's `streamURL`, in a cache a person may empty) is gone, so that
+    /// restoring the queue needs its source to make it again.
+    public var hasMissingRenditions: Bool { queue.tracks.contains(where: Self.renditionIsMissing) }
+
+    static func renditionIsMissing(_ track: Track) -> Bool {
+        guard let stream = track.metadata.streamURL.flatMap(URL.init(string:)), stream.isFileURL else { return false }
+        return access(stream.path, R_OK) != 0
     }
 }
