@@ -692,6 +692,9 @@ public struct PlaybackMachine: Sendable {
         return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure(to: .idle)
     }
 
+    /// How long a hand-over may go without the position moving before the next item is given up on.
+    static let stalledHandOverLimit = Duration.seconds(8)
+
     private mutating func tick(now: ContinuousClock.Instant, position: Int64?) -> [Effect] {
         if case .prerolling(let preroll) = state, now >= preroll.deadline, let item {
             let error = PlaybackError.timedOut(prerollTimeout)
@@ -712,9 +715,10 @@ public struct PlaybackMachine: Sendable {
             progress.observe(position, at: now, advancing: status == .playing)
             state.handOver = .pending(items, watch: progress)
             // Normal gapless playback keeps the position moving until STREAM_START. A loaded machine can take a while
-            // to start the next item, and giving up resets the pipeline while playbin may be setting it up (a READY
-            // against its pad-added can deadlock GStreamer 1.22): wait 3 s.
-            guard status == .playing, now - progress.lastAdvance > .seconds(3) else { return [] }
+            // to start the next item (FluidSynth loading its SoundFont beside a busy test suite took more than 3 s),
+            // and giving up resets the pipeline while playbin may be setting it up (a READY against its pad-added can
+            // deadlock GStreamer 1.22).
+            guard status == .playing, now - progress.lastAdvance > Self.stalledHandOverLimit else { return [] }
             var effects: [Effect] = []
             if let stuck = items.first {
                 effects += [.log("next item \(stuck) never started after the hand-over; giving up on it"),

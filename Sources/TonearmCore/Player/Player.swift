@@ -68,6 +68,8 @@ public actor Player {
     /// How a live stream that drops is reconnected, and where that stands (PlayerStreams.swift).
     let reconnectPolicy: StreamReconnectPolicy
     var reconnector: StreamReconnector
+    /// Whether the current stall watch began before the engine could receive data: its time runs from the engine.
+    var stallWatchBeganBeforeEngine = false
     var streamTimers: [StreamReconnector.TimerKind: Task<Void, Never>] = [:]
     /// The outputs and the current one's trouble (PlayerOutputs.swift).
     var outputState = OutputState()

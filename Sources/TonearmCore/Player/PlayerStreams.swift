@@ -75,8 +75,11 @@ extension Player {
         guard reconnector.isStalled(generation: generation), let id = loaded, status == .playing,
               let track = queue.track(id) else { return }
         // No data can come before the engine exists (a start slowed by a cold registry or a busy machine): the stream's
-        // time to bring data starts again, rather than failing it for the engine's wait.
-        guard engine.canReceiveData else {
+        // time to bring data starts again, rather than failing it for the engine's wait. A watch begun before the
+        // engine was there starts again once too, so the stream always gets the whole timeout with an engine (a loaded
+        // machine built one 0.5 s before a watch begun with the load ran out).
+        guard engine.canReceiveData, !stallWatchBeganBeforeEngine else {
+            stallWatchBeganBeforeEngine = !engine.canReceiveData
             perform(reconnector.stopStallWatch() + reconnector.newLiveStream(id))
             return
         }

@@ -200,6 +200,7 @@ extension Player {
         let (ns, overflow) = max(0, position).multipliedReportingOverflow(by: 1000)
         startingTrack.store(true, ordering: .relaxed)
         engine.load(playbackItem(track, serial), startPaused: paused, at: overflow ? 0 : ns)
+        stallWatchBeganBeforeEngine = !engine.canReceiveData
         if track.metadata.isLive == true { perform(reconnector.newLiveStream(id)) }
         if status == .playing { startTicking() } else { stopTicking() }
         refreshHandover()
