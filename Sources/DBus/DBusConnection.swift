@@ -35,7 +35,7 @@ public final class DBusConnection: Sendable {
             for await call in core.incomingCalls {
                 // A property read held since before reads were let through is answered as soon as they are (so a
                 // client that asked early is not stuck behind its own read); the rest waits for the release.
-                if let reading = ObjectTree.readInterface(call), !gate.isOpen {
+                if !gate.isOpen, let reading = ObjectTree.readInterface(call) {
                     await gate.pass(reading: reading)
                     if !gate.isOpen, let values = objects.immediateReply(call, if: gate.letsRead) {
                         answer(call, .success(values))

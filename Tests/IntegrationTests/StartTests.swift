@@ -11,18 +11,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct StartTests {
     @Test func aSlowEngineStartAnswersFromTheRestoredStateAndPlaysOnceReady() async throws {
         let d = try Daemon()
-        // Five minutes: under the whole loaded suite this test's first poll once came after a 40 s track had played through.
-        let file = try await d.longSine("restored.wav", seconds: 300)
-        try await d.start([file])
-        try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        let id = try await d.trackID()
-        _ = try await d.call(Daemon.player, "Pause")
-        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(12_000_000)])
-        try await d.waitFor("the seek saved") {
-            let text = (try? String(contentsOf: d.home.file("state/tonearm/state.json.position"), encoding: .utf8)) ?? ""
-            return text.hasSuffix(" 12000000") || text.contains(" 12000000")
-        }
-        #expect(await d.terminate() == 0)
+        let id = try await Self.savePaused(d, at: 12_000_000)
 
         let gate = d.home.file("engine-gate")
         d.extraEnvironment["TONEARM_ENGINE_GATE"] = gate.path
@@ -85,18 +74,7 @@ import Testing
 
     @Test func whileTheSourcesStartReadsShowTheSavedStateAndCommandsWaitInOrder() async throws {
         let d = try Daemon()
-        let file = try await d.longSine("restored.wav", seconds: 300)
-        try await d.start([file])
-        try await d.waitFor("Playing") { try await d.status() == "Playing" }
-        let id = try await d.trackID()
-        _ = try await d.call(Daemon.player, "Pause")
-        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(7_000_000)])
-        try await d.set(Daemon.player, "Volume", .double(0.5))
-        try await d.waitFor("the seek saved") {
-            let text = (try? String(contentsOf: d.home.file("state/tonearm/state.json.position"), encoding: .utf8)) ?? ""
-            return text.contains(" 7000000")
-        }
-        #expect(await d.terminate() == 0)
+        let id = try await Self.savePaused(d, at: 7_000_000, volume: 0.5)
 
         // The sources (library, shares, MIDI, LocalSend) are held back, so the daemon is not ready yet.
         let gate = d.home.file("sources-gate")
@@ -135,6 +113,25 @@ import Testing
         try await d.waitFor("playing on from 7 s") { try await d.position() > 7_100_000 }
         #expect(try await d.trackID() == id)
         #expect(try await d.tracks().count == 1, "the queue restored once")
+    }
+
+    /// Plays a long track, pauses it at `position` µs (and sets `volume`), waits until that is saved and stops the
+    /// daemon: the state the next start restores. Returns the track's id.
+    static func savePaused(_ d: Daemon, at position: Int64, volume: Double? = nil) async throws -> String {
+        // Five minutes: under the whole loaded suite a first poll once came after a 40 s track had played through.
+        let file = try await d.longSine("restored.wav", seconds: 300)
+        try await d.start([file])
+        try await d.waitFor("Playing") { try await d.status() == "Playing" }
+        let id = try await d.trackID()
+        _ = try await d.call(Daemon.player, "Pause")
+        _ = try await d.call(Daemon.player, "SetPosition", [.objectPath(id), .int64(position)])
+        if let volume { try await d.set(Daemon.player, "Volume", .double(volume)) }
+        try await d.waitFor("the seek saved") {
+            let text = (try? String(contentsOf: d.home.file("state/tonearm/state.json.position"), encoding: .utf8)) ?? ""
+            return text.contains(" \(position)")
+        }
+        #expect(await d.terminate() == 0)
+        return id
     }
 
     /// How many times the daemon's log says its audio engine became ready.
