@@ -137,20 +137,22 @@ final class PipelineShell: Sendable {
     var currentItem: PlaybackItem? { machine.withLock { $0.currentItem } }
     var reportedState: PlaybackState { machine.withLock { $0.reportedState } }
 
-    /// The position clients should read (ns): the target of a seek not settled yet, else the pipeline's; 0 when stopped.
-    /// While the pipeline cannot answer for a moment (a state change, a buffering pause), where it was last known for
-    /// the same item: a failed query is not a jump back to the start.
+    /// The position clients should read (ns): the target of a seek not settled yet, 0 while a load from the start
+    /// prerolls, else the pipeline's; 0 when stopped. While the pipeline cannot answer for a moment (a state change,
+    /// a buffering pause), where it was last known in the same generation: a failed query is not a jump back to the
+    /// start, and a re-open of the same item is not where the last one was.
     var reportedPosition: Int64 {
         let s = snapshot
-        guard let token = s.item?.token else { return 0 }
+        guard s.item != nil else { return 0 }
+        if s.prerollingFromStart { return 0 }
         if let known = s.positionOverride ?? position {
             let value = max(0, known)
-            lastKnownPosition.withLock { $0 = (token, value) }
+            lastKnownPosition.withLock { $0 = (s.generation, value) }
             return value
         }
-        return lastKnownPosition.withLock { $0?.token == token ? $0?.position : nil } ?? 0
+        return lastKnownPosition.withLock { $0?.generation == s.generation ? $0?.position : nil } ?? 0
     }
-    private let lastKnownPosition = Mutex<(token: UInt64, position: Int64)?>(nil)
+    private let lastKnownPosition = Mutex<(generation: UInt64, position: Int64)?>(nil)
 
     var volume: Double { tn_object_get_double(playbin, "volume") }
 
@@ -446,11 +448,12 @@ final class PipelineShell: Sendable {
         let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
         var lastStateCheck = ContinuousClock.now
         while !isShutDown.load(ordering: .acquiring) {
-            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
-            // steadily playing daemon wakes once a second. Whatever starts a watch from another thread posts a
-            // message, which wakes this one at once.
+            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain) or playing is promised and
+            // playbin is not there yet, else 1 s: an idle or steadily playing daemon wakes once a second. Whatever
+            // starts a watch from another thread posts a message, which wakes this one at once.
             let watching = machine.withLock { $0.isWatching }
-            let timeout = (watching ? 50 : 1000) * tn_msecond()
+            let short = watching || isShortOfPlaying
+            let timeout = (short ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
                 if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
                     outputFailed(GStreamer.parseError(message), from: source)
@@ -459,16 +462,32 @@ final class PipelineShell: Sendable {
                 }
                 gst_message_unref(message)
             }
-            // Once a second is enough for a watch measured in seconds: not after each of a buffering stream's messages.
-            if ContinuousClock.now - lastStateCheck >= .seconds(1) {
+            // Once a second is enough for a steady pipeline, not after each of a buffering stream's messages; four
+            // times a second while it is short of the playing promised, so that a stuck one is nudged soon.
+            if ContinuousClock.now - lastStateCheck >= (isShortOfPlaying ? .milliseconds(250) : .seconds(1)) {
                 lastStateCheck = .now
-                send(.stateCheck(current: Self.pipelineState(tn_state_current(playbin)), target: Self.pipelineState(tn_state_target(playbin)),
-                                 now: lastStateCheck))
+                checkState(now: lastStateCheck)
             }
             if machine.withLock({ $0.isWatching }) {
                 let playing = tn_state_current(playbin) == GST_STATE_PLAYING && tn_state_target(playbin) == GST_STATE_PLAYING
                 send(.tick(now: .now, position: position, playing: playing))
             }
+        }
+    }
+
+    /// Whether playing is promised and playbin is not PLAYING (on its way, or stuck: see `PlaybackMachine.stateCheck`).
+    private var isShortOfPlaying: Bool {
+        machine.withLock { $0.snapshot.status == .playing } && tn_state_current(playbin) != GST_STATE_PLAYING
+    }
+
+    /// Feeds playbin's state to the machine's watch, read under the command lock after the state changes asked for:
+    /// read before, a Play carried out meanwhile would look like a target lost.
+    private func checkState(now: ContinuousClock.Instant) {
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        commandLock.withLock { _ in
+            settle()
+            _ = apply(.stateCheck(current: Self.pipelineState(tn_state_current(playbin)),
+                                  target: Self.pipelineState(tn_state_target(playbin)), now: now))
         }
     }
 

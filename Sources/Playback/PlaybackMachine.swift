@@ -104,6 +104,12 @@ public struct PlaybackMachine: Sendable {
         /// When the item began after a gapless hand-over (nil after a load or a seek): until the sink renders it, the
         /// pipeline can still report the previous item's position.
         public var handedOverAt: ContinuousClock.Instant?
+        /// The load or stop this snapshot belongs to (a new one at each, also when the same item is loaded again): a
+        /// position read for one generation never stands for another.
+        public var generation: UInt64 = 0
+        /// A load from the start still prerolling: nothing of it was played, so its position is 0 whatever the
+        /// pipeline last answered (a Previous or a seek to 0 re-opens the same item).
+        public var prerollingFromStart = false
     }
 
     public let prerollTimeout: Duration
@@ -149,6 +155,8 @@ public struct PlaybackMachine: Sendable {
         s.canSeek = item.knownSeekable || media.seekable == true
         s.positionOverride = state.positionOverride
         s.handedOverAt = media.handedOverAt
+        s.generation = generation
+        if case .prerolling = state, s.positionOverride == nil { s.prerollingFromStart = true }
         return s
     }
 
@@ -665,9 +673,12 @@ public struct PlaybackMachine: Sendable {
     /// Playing promises a pipeline that plays. After a network stream prerolled, playbin was seen (about one start in
     /// four of an Icecast stream) to commit PAUSED, announce that it goes on to PLAYING, and never get there: the
     /// status said Playing while the position held at 0, and playbin stayed "busy" going to PLAYING, so that asking
-    /// again changed nothing. Sitting in PAUSED for a second while nothing else explains it (a preroll, a seek,
-    /// buffering) gets one nudge (PAUSED, then PLAYING); two seconds more and the item fails, as a stalled one does:
-    /// the player reconnects a live stream and moves on from anything else, and the status never lies.
+    /// again changed nothing. A local file did the same after a Pause and a Play in its first moments, and a seek over
+    /// a prepared hand-over of a truncated file left playbin in PAUSED with PAUSED as its target. Sitting in PAUSED
+    /// while nothing else explains it (a preroll, a seek, buffering) gets one nudge (PAUSED, then PLAYING): at once
+    /// when PAUSED is playbin's own target (nothing is under way that could still bring it to PLAYING), after half a
+    /// second when it says it is on its way; three seconds on and the item fails, as a stalled one does: the player
+    /// reconnects a live stream and moves on from anything else, and the status never lies.
     private mutating func stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant) -> [Effect] {
         guard var running = state.running else { return [] }
         let shouldPlay = status == .playing && !running.buffering && !running.seek.isUnderWay
@@ -676,12 +687,10 @@ public struct PlaybackMachine: Sendable {
             state = .running(running)
             return []
         }
-        guard let stuck = running.stuck else {
-            running.stuck = Stuck(since: now)
-            state = .running(running)
-            return []
-        }
-        if !stuck.nudged, now - stuck.since >= .seconds(1) {
+        let stuck = running.stuck ?? Stuck(since: now)
+        running.stuck = stuck
+        state = .running(running)
+        if !stuck.nudged, target != .playing || now - stuck.since >= Self.stuckNudgeAfter {
             running.stuck?.nudged = true
             state = .running(running)
             return [.log("playbin sat in PAUSED (heading for \(target)) while playing: setting PAUSED, then PLAYING"),
@@ -691,6 +700,10 @@ public struct PlaybackMachine: Sendable {
         let error = PlaybackError(domain: "stream", code: 1, message: "The pipeline stopped before playing and would not start.")
         return [.log("\(item) failed: \(error)"), .emit(.failed(item, error))] + resetAfterFailure(to: .idle)
     }
+
+    /// How long playbin may sit in PAUSED on its way to PLAYING while playing before it is nudged: far longer than a
+    /// prerolled pipeline takes to start, even on a loaded machine (a nudge too early costs only a moment's pause).
+    static let stuckNudgeAfter = Duration.milliseconds(500)
 
     /// How long a hand-over may go without the position moving before the next item is given up on.
     static let stalledHandOverLimit = Duration.seconds(8)

@@ -305,6 +305,37 @@ struct PlaybackEngineTests {
         engine.shutdown()
     }
 
+    /// Previous, or a seek to 0 over a prepared hand-over, loads the same item again from the start. While it
+    /// prerolls the pipeline cannot answer, and the position once kept for that item (a stress run read 6.1 s right
+    /// after a seek to 0) must not stand in: from the load on, every read is the start until the item plays.
+    @Test("the same item loaded again reads from its start at once, not where it was")
+    func reloadReadsTheStart() async throws {
+        let url = dir.file("long.wav")
+        try sine(0..<(30 * 44_100)).write(to: url)
+        let engine = try PlaybackEngine(sinkDescription: "fakesink sync=true")
+        let log = EventLog(engine)
+        let track = item(url, 1)
+        engine.load(track)
+        for round in 0..<2 {
+            // Far from the start, so that a read from before the load cannot pass for one after it.
+            _ = engine.seek(to: 20_000_000_000)
+            #expect(await eventually(timeout: .seconds(30)) { engine.reportedPosition > 20_000_000_000 })
+            engine.load(track, startPaused: round == 0)
+            var reads: [Int64] = []
+            let settled = await eventually(timeout: .seconds(30), interval: .milliseconds(1)) {
+                reads.append(engine.reportedPosition)
+                return engine.pipelineState == (round == 0 ? .paused : .playing) && reads.count > 5
+            }
+            #expect(settled)
+            // Paused, the position stays at the start; playing, it grows from there, never from where it was.
+            let limit: Int64 = round == 0 ? 30_000_000 : 10_000_000_000
+            #expect(reads.allSatisfy { $0 <= limit }, "round \(round): reads after the load \(reads.filter { $0 > limit }.prefix(5))")
+            if round == 0 { engine.play() }
+        }
+        #expect(log.events.failures.isEmpty)
+        engine.shutdown()
+    }
+
     @Test("rate: a 2× seek halves the wall-clock time")
     func rate() async throws {
         let url = dir.file("two.wav")

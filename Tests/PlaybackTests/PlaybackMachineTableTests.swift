@@ -200,6 +200,12 @@ import Testing
         if snapshot.status == .stopped { #expect(snapshot.item == nil && snapshot.positionOverride == nil, "\(pair)") }
         if snapshot.positionOverride != nil { #expect(m.state.seekUnderWay || m.state.hasLanded, "\(pair): a position override without a seek") }
         let prerolling: Bool = { if case .prerolling = m.state { true } else { false } }()
+        // A load from the start reads 0 until it plays; a start at a position reads that position.
+        if snapshot.item != nil {
+            #expect(snapshot.prerollingFromStart == (prerolling && snapshot.positionOverride == nil), "\(pair)")
+        }
+        // Every load starts a generation of its own, also for the same item: a position kept for one never serves another.
+        if case .load = input, snapshot.item != nil { #expect(snapshot.generation > before.snapshot.generation, "\(pair)") }
         #expect(m.isWatching == (m.state.handOver.map { $0 != .clear } ?? false || prerolling || (m.state.hasLanded && m.status == .playing)), "\(pair)")
         if case .pending(let items, _)? = m.state.handOver { #expect(!items.isEmpty, "\(pair): an empty hand-over") }
         // No hand-over while the shell owes an answer or a seek is being issued.
