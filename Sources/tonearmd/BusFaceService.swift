@@ -17,11 +17,11 @@ struct BusFaceService: DaemonService {
     var description: String { turn.name }
 
     func run() async {
-        await turn.start {
+        guard await turn.start({
             await start.finish()
             connection.releaseIncomingCalls()
             logger.info("ready on the session bus as \(MPRISService.busName)")
-        }
+        }) else { return }
         await cancelWhenGracefulShutdown { [face, connection, logger] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await face.run() }

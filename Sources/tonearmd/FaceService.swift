@@ -25,7 +25,7 @@ struct FaceService<Face: NetworkFace>: DaemonService {
     var description: String { turn.name }
 
     func run() async {
-        await turn.start { await face.start() }
+        guard await turn.start({ await face.start() }) else { return }
         try? await gracefulShutdown()
         await turn.stop { await face.stop() }
     }

@@ -9,12 +9,12 @@ struct FileGate: DaemonService {
     var description: String { turn.name }
 
     func run() async {
-        await turn.start {
-            // A shutdown meanwhile ends the wait, so the services after it start and stop in order.
+        // A shutdown meanwhile ends the wait, and the services after it, still waiting for their turn, never start.
+        guard await turn.start({
             await cancelWhenGracefulShutdown { [path] in
                 while access(path, F_OK) != 0, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
             }
-        }
+        }) else { return }
         try? await gracefulShutdown()
         await turn.stop()
     }

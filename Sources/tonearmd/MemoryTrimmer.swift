@@ -8,7 +8,7 @@ struct MemoryTrimmer: DaemonService {
     var description: String { turn.name }
 
     func run() async {
-        await turn.start()
+        guard await turn.start() else { return }
         await cancelWhenGracefulShutdown {
             while true {
                 do { try await Task.sleep(for: .seconds(10)) } catch { return }

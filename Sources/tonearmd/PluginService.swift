@@ -15,9 +15,9 @@ struct PluginService<Plugin: SourcePlugin>: DaemonService {
     var description: String { turn.name }
 
     func run() async {
-        await turn.start {
+        guard await turn.start({
             do { try await plugin.start(context) } catch { logger.error("\(title): \(error)") }
-        }
+        }) else { return }
         try? await gracefulShutdown()
         await turn.stop { await plugin.stop() }
     }

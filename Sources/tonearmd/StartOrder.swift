@@ -31,16 +31,25 @@ struct StartTurn: Sendable {
     let started: Milestone
     let logger: Logger
 
-    /// Waits for the service before this one to have started, runs `body`, then lets the next one start.
-    func start(_ body: () async -> Void = {}) async {
-        await after?.wait()
+    /// Waits for the service before this one to have started, runs `body`, then lets the next one start. Returns
+    /// false, without running `body`, when the daemon shuts down first (a part before it still starting): the group
+    /// stops services last-first, so one left waiting for its turn would keep every part before it from stopping.
+    @discardableResult
+    func start(_ body: () async -> Void = {}) async -> Bool {
+        if let after, await !after.wait() {
+            logger.debug("not started \(name): shutting down")
+            return false
+        }
         await body()
         logger.debug("started \(name)")
         started.reach()
+        return true
     }
 
-    /// Runs `body`, then says so in the debug log: `tonearmd --verbose` shows the parts stopping in reverse order.
+    /// Runs `body` if the service started, then says so in the debug log: `tonearmd --verbose` shows the parts
+    /// stopping in reverse order.
     func stop(_ body: () async -> Void = {}) async {
+        guard started.isReached else { return }
         await body()
         logger.debug("stopped \(name)")
     }

@@ -115,6 +115,34 @@ import Testing
         #expect(try await d.tracks().count == 1, "the queue restored once")
     }
 
+    /// Logging out while a source still starts (held back here by the test's gate) must not wait for that start: the
+    /// parts still waiting for their turn never start, the ones started stop in order, and the state is saved.
+    @Test func aShutdownWhileTheSourcesStartEndsAtOnceAndKeepsTheState() async throws {
+        let d = try Daemon()
+        let id = try await Self.savePaused(d, at: 7_000_000)
+        let gate = d.home.file("sources-gate")
+        d.extraEnvironment["TONEARM_SOURCES_GATE"] = gate.path
+        try await d.start(["--verbose"], ready: false)
+        #expect(try await d.status() == "Paused", "the saved state is restored while the sources start")
+        let process = try #require(d.process)
+        process.signal(SIGTERM)
+        // A bound for a loaded machine: before, the daemon waited for the gate for ever.
+        let code = await process.wait(timeout: .seconds(120))
+        #expect(code == 0, "SIGTERM while starting ends the daemon cleanly\n\(d.log.suffix(3000))")
+        if code == nil { await d.kill9() }
+        let log = d.log.components(separatedBy: "\n")
+        #expect(log.contains { $0.hasSuffix("not started bus: shutting down") }, "the bus face never started")
+        #expect(log.contains { $0.hasSuffix("stopped player") }, "the player stopped (and saved)")
+        #expect(log.filter { $0.contains("ready on the session bus") }.count == 1, "only the first run got ready")
+
+        // The next start finds the state as it was.
+        d.extraEnvironment["TONEARM_SOURCES_GATE"] = nil
+        try await d.start()
+        #expect(try await d.trackID() == id)
+        #expect(try await d.status() == "Paused")
+        #expect(try await d.position() == 7_000_000)
+    }
+
     /// Plays a long track, pauses it at `position` µs (and sets `volume`), waits until that is saved and stops the
     /// daemon: the state the next start restores. Returns the track's id.
     static func savePaused(_ d: Daemon, at position: Int64, volume: Double? = nil) async throws -> String {
