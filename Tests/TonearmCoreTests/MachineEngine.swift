@@ -17,7 +17,13 @@ final class MachineEngine: PlaybackControl, Sendable {
         var output = AudioOutput.sink("fakesink sync=true")
         /// Outputs that cannot be opened now, by name.
         var unavailable: Set<String> = []
+        /// False while the engine stands for one still being built (see `DeferredEngine`).
+        var canReceiveData = true
     }
+
+    var canReceiveData: Bool { state.withLock { $0.canReceiveData } }
+    /// Whether data can reach the engine from now on: false plays an engine still being built.
+    func setCanReceiveData(_ can: Bool) { state.withLock { $0.canReceiveData = can } }
     private let state = Mutex(State())
     let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
@@ -158,6 +164,11 @@ struct FakeSource: SourcePlugin {
         if uri.path.contains("missing") { throw TonearmError.noSuchFile(uri.path) }
         var metadata = TrackMetadata(url: uri.absoluteString, title: uri.deletingPathExtension().lastPathComponent)
         metadata.length = 60_000_000
+        // A file named live… stands for a station: no length, and its data must keep coming.
+        if uri.lastPathComponent.hasPrefix("live") {
+            metadata.isLive = true
+            metadata.length = nil
+        }
         return metadata
     }
 }

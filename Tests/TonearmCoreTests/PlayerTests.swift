@@ -203,6 +203,43 @@ extension PlayerTests {
 }
 
 /// What the player said, in order, readable from the test.
+/// A station's data cannot come before the engine exists (a start slowed by a cold registry or a busy machine); its
+/// time to bring data counts from the engine, in full.
+@Suite struct StreamStallTests {
+    let art = TemporaryDirectory("player-stall")
+
+    @Test func aStationGetsItsWholeStallTimeoutOnceTheEngineIsThere() async throws {
+        let engine = MachineEngine()
+        engine.setCanReceiveData(false)
+        let timeout = Duration.milliseconds(300)
+        let policy = StreamReconnectPolicy(attempts: 3, firstDelay: .seconds(1), maximumDelay: .seconds(3), stallTimeout: timeout)
+        let player = Player(engine: engine, plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url),
+                            reconnectPolicy: policy)
+        await player.start()
+        let heard = EventLog()
+        heard.follow(player)
+        let station = art.file("live.ogg")
+        try Data().write(to: station)
+        let (ids, errors) = await player.addSkippingBad([station.absoluteString], at: .end, replacing: true)
+        #expect(errors.isEmpty)
+        await player.goTo(ids[0])
+        #expect(await player.snapshot.status == .playing)
+        var failures: [TrackID] { heard.all.compactMap { if case .trackFailed(let id, _, _) = $0 { id } else { nil } } }
+
+        // Three and a half: the engine comes halfway through a watch begun before it.
+        await letTimePass(timeout * 3 + timeout / 2, because: "three stall timeouts and a half with no engine")
+        #expect(failures.isEmpty, "no data can come before the engine exists")
+
+        let engineCame = ContinuousClock.now
+        engine.setCanReceiveData(true)
+        // Nothing comes with the engine either: the station fails, a whole timeout after the engine came, not when a
+        // watch begun before it runs out.
+        try await waitUntil("the station failed for want of data") { failures == [ids[0]] }
+        #expect(ContinuousClock.now - engineCame >= timeout)
+        await player.shutdown()
+    }
+}
+
 final class EventLog: Sendable {
     private let events = Mutex<[PlayerEvent]>([])
     func append(_ event: PlayerEvent) { events.withLock { $0.append(event) } }
