@@ -11,12 +11,12 @@ extension CommandExecutor {
             let path = MusicDatabase.normalize(a.first ?? "")
             if !database.isDirectory(path) {
                 guard let song = database.song(file: path) else { throw MPDAck(.noExist, "No such directory") }
-                r.append(name == "lsinfo" ? song.lines() : "file: \(song.file)\n")
+                if name == "lsinfo" { r.song(song) } else { r.line("file", song.file) }
                 return
             }
             let (directories, songs) = database.children(of: path)
             for directory in directories { r.line("directory", directory) }
-            for song in songs { r.append(name == "lsinfo" ? song.lines() : "file: \(song.file)\n") }
+            for song in songs { if name == "lsinfo" { r.song(song) } else { r.line("file", song.file) } }
             // As mpd does for old clients, the root's lsinfo lists the stored playlists too (mpc lsplaylists reads it).
             if name == "lsinfo", path.isEmpty, let store = playlists, let stored = try? store.playlists() {
                 for playlist in stored.sorted(by: { $0.name < $1.name }) {
@@ -30,7 +30,7 @@ extension CommandExecutor {
             let path = MusicDatabase.normalize(a.first ?? "")
             if !database.isDirectory(path) {
                 guard let song = database.song(file: path) else { throw MPDAck(.noExist, "No such directory") }
-                r.append(name == "listall" ? "file: \(song.file)\n" : song.lines())
+                if name == "listall" { r.line("file", song.file) } else { r.song(song) }
                 return
             }
             try listAll(database, path, info: name == "listallinfo", &r)
@@ -40,7 +40,7 @@ extension CommandExecutor {
             var songs = database.songs.filter(try filter.predicate(foldCase: name == "search"))
             if let sort { songs = Self.sorted(songs, by: sort) }
             if let window { songs = Array(songs[window.clamped(to: songs.indices)]) }
-            for song in songs { r.append(song.lines()) }
+            for song in songs { r.song(song) }
         case "findadd", "searchadd":
             let (filter, sort, window, position) = try Self.splitFilterArguments(name, a)
             let database = try await library.current()
@@ -118,7 +118,7 @@ extension CommandExecutor {
 
     private func listAll(_ database: MusicDatabase, _ path: String, info: Bool, _ r: inout Reply) throws(MPDAck) {
         let (directories, songs) = database.children(of: path)
-        for song in songs { r.append(info ? song.lines() : "file: \(song.file)\n") }
+        for song in songs { if info { r.song(song) } else { r.line("file", song.file) } }
         for directory in directories {
             r.line("directory", directory)
             try listAll(database, directory, info: info, &r)

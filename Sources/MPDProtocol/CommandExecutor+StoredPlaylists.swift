@@ -27,7 +27,7 @@ extension CommandExecutor {
                 if name == "listplaylist" {
                     r.line("file", database.file(forURI: uri) ?? Self.displayed(uri))
                 } else if let song = database.song(uri: uri) {
-                    r.append(song.lines())
+                    r.song(song)
                 } else {
                     r.line("file", Self.displayed(uri))
                 }

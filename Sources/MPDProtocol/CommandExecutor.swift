@@ -321,7 +321,7 @@ public final class CommandExecutor: Sendable {
     }
 
     func write(_ track: Track, position: Int, _ database: MusicDatabase, _ r: inout Reply) {
-        r.append(song(track, database).lines())
+        r.song(song(track, database))
         r.line("Pos", position)
         r.line("Id", track.id.serial ?? 0)
     }

@@ -24,3 +24,21 @@ public struct Reply: Sendable {
 
     public mutating func append(_ other: Reply) { bytes.append(contentsOf: other.bytes) }
 }
+
+extension Reply {
+    /// A song's lines (without Pos/Id), written straight into the reply: a tag value's newlines become spaces.
+    public mutating func song(_ song: MPDSong) {
+        line("file", song.file)
+        for (name, value) in song.tags {
+            if value.utf8.contains(0x0a) {
+                line(name, value.replacingOccurrences(of: "\n", with: " "))
+            } else {
+                line(name, value)
+            }
+        }
+        if let duration = song.duration {
+            line("Time", Int(duration.rounded()))
+            line("duration", MPDSong.milliseconds(duration))
+        }
+    }
+}

@@ -58,7 +58,11 @@ import Testing
         #expect(metadata["xesam:title"]?.stringValue?.isEmpty == false)
         _ = await d.terminate()
 
-        let wav = try WAV.read(out)
+        guard let wav = try? WAV.read(out) else {
+            let size = (try? FileManager.default.attributesOfItem(atPath: out.path)[.size] as? Int) ?? -1
+            Issue.record("\(name): the rendering is not a WAV (\(size) bytes); the daemon's log:\n\(d.log.suffix(6000))")
+            return
+        }
         #expect(abs(wav.seconds - seconds) <= 0.05, "\(name): rendered \(wav.seconds) s, computed \(seconds) s")
         let peak = wav.samples.map { abs(Int($0)) }.max() ?? 0
         #expect(peak > 300, "\(name): silent (peak \(peak))")

@@ -22,6 +22,25 @@ import Testing
         #expect(db.song(file: "2.mp3")?.lines() == "file: 2.mp3\nArtist: A\nAlbumArtist: A\nTitle: t\nAlbum: B\nTrack: 3\nDate: 2001\nTime: 62\nduration: 61.500\n")
     }
 
+    /// `duration:` is mpd's "%.3f" of the seconds, made without `String(format:)`: the same text, but for a value
+    /// within a rounding error of a half millisecond, and a tag value's newline is a space, as mpd writes it.
+    @Test func songLinesAreMPDs() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let seconds = Double(Int.random(in: 0..<100_000_000, using: &generator)) / 1e6 * Double.random(in: 0.5...40)
+            let ours = MPDSong(file: "f", uri: "u", duration: seconds).lines()
+            let printf = String(format: "%.3f", seconds)
+            let millis = seconds * 1000
+            if abs(millis - millis.rounded(.down) - 0.5) > 1e-6 {
+                #expect(ours.hasSuffix("duration: \(printf)\n"), "\(seconds) s")
+            }
+        }
+        for (seconds, text) in [(0.0, "0.000"), (0.0625, "0.062"), (61.5, "61.500"), (1.9996, "2.000"), (12.345, "12.345"), (3599.0009, "3599.001")] {
+            #expect(MPDSong(file: "f", uri: "u", duration: seconds).lines().hasSuffix("duration: \(text)\n"), "\(seconds) s")
+        }
+        #expect(MPDSong(file: "f", uri: "u", tags: [("Comment", "one\ntwo")]).lines() == "file: f\nComment: one two\n")
+    }
+
     @Test func severalFoldersAreTopLevelFolders() {
         let db = MusicDatabase(folders: [URL(fileURLWithPath: "/a/Music"), URL(fileURLWithPath: "/b/Music")],
                                tracks: [track("/a/Music/1.mp3"), track("/b/Music/2.mp3")])
