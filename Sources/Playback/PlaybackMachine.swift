@@ -618,9 +618,18 @@ public struct PlaybackMachine: Sendable {
         media.lastDuration = nil
         media.seekable = next.knownSeekable ? true : known
         var effects: [Effect] = [.log("started \(next)"), .emit(.started(next))] + durationEvents(duration)
-        if rate != 1, state.running != nil {
-            // playbin starts every new stream at rate 1: carry the rate over.
-            effects += issueSeek(0, silent: true)
+        if rate != 1, var running = state.running {
+            // playbin starts every new stream at rate 1: carry the rate over. A start seek still in flight (one past
+            // the end of a short file ends it at once) hands its part to this seek: the pipeline it holds in PAUSED
+            // plays once this one settles.
+            if running.seek.flight?.atStart == true {
+                let (flight, effect) = newFlight(0, target: nil, reports: false, atStart: true)
+                running.seek = .issuing(flight)
+                state = .running(running)
+                effects.append(effect)
+            } else {
+                effects += issueSeek(0, silent: true)
+            }
         }
         return effects
     }
@@ -676,7 +685,7 @@ public struct PlaybackMachine: Sendable {
     /// again changed nothing. A local file did the same after a Pause and a Play in its first moments, and a seek over
     /// a prepared hand-over of a truncated file left playbin in PAUSED with PAUSED as its target. Sitting in PAUSED
     /// while nothing else explains it (a preroll, a seek, buffering) gets one nudge (PAUSED, then PLAYING): at once
-    /// when PAUSED is playbin's own target (nothing is under way that could still bring it to PLAYING), after half a
+    /// when PAUSED is playbin's own target (nothing is under way that could still bring it to PLAYING), after a
     /// second when it says it is on its way; three seconds on and the item fails, as a stalled one does: the player
     /// reconnects a live stream and moves on from anything else, and the status never lies.
     private mutating func stateCheck(current: PipelineState, target: PipelineState, now: ContinuousClock.Instant) -> [Effect] {
@@ -702,8 +711,9 @@ public struct PlaybackMachine: Sendable {
     }
 
     /// How long playbin may sit in PAUSED on its way to PLAYING while playing before it is nudged: far longer than a
-    /// prerolled pipeline takes to start, even on a loaded machine (a nudge too early costs only a moment's pause).
-    static let stuckNudgeAfter = Duration.milliseconds(500)
+    /// prerolled pipeline takes to start, even on a loaded machine. Not shorter: the nudge's PAUSED waits for the
+    /// sink's render, which a slow reader (snapserver's FIFO on a loaded machine) can hold up.
+    static let stuckNudgeAfter = Duration.seconds(1)
 
     /// How long a hand-over may go without the position moving before the next item is given up on.
     static let stalledHandOverLimit = Duration.seconds(8)
