@@ -448,12 +448,11 @@ final class PipelineShell: Sendable {
         let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
         var lastStateCheck = ContinuousClock.now
         while !isShutDown.load(ordering: .acquiring) {
-            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain) or playing is promised and
-            // playbin is not there yet, else 1 s: an idle or steadily playing daemon wakes once a second. Whatever
-            // starts a watch from another thread posts a message, which wakes this one at once.
+            // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
+            // steadily playing daemon wakes once a second. Whatever starts a watch from another thread posts a
+            // message, which wakes this one at once.
             let watching = machine.withLock { $0.isWatching }
-            let short = watching || isShortOfPlaying
-            let timeout = (short ? 50 : 1000) * tn_msecond()
+            let timeout = (watching ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
                 if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
                     outputFailed(GStreamer.parseError(message), from: source)
@@ -462,9 +461,8 @@ final class PipelineShell: Sendable {
                 }
                 gst_message_unref(message)
             }
-            // Once a second is enough for a steady pipeline, not after each of a buffering stream's messages; four
-            // times a second while it is short of the playing promised, so that a stuck one is nudged soon.
-            if ContinuousClock.now - lastStateCheck >= (isShortOfPlaying ? .milliseconds(250) : .seconds(1)) {
+            // Once a second is enough for a watch measured in seconds: not after each of a buffering stream's messages.
+            if ContinuousClock.now - lastStateCheck >= .seconds(1) {
                 lastStateCheck = .now
                 checkState(now: lastStateCheck)
             }
@@ -473,11 +471,6 @@ final class PipelineShell: Sendable {
                 send(.tick(now: .now, position: position, playing: playing))
             }
         }
-    }
-
-    /// Whether playing is promised and playbin is not PLAYING (on its way, or stuck: see `PlaybackMachine.stateCheck`).
-    private var isShortOfPlaying: Bool {
-        machine.withLock { $0.snapshot.status == .playing } && tn_state_current(playbin) != GST_STATE_PLAYING
     }
 
     /// Feeds playbin's state to the machine's watch, read under the command lock after the state changes asked for:
