@@ -395,10 +395,13 @@ public struct PlaybackMachine: Sendable {
         }
     }
 
-    /// A seek from `.running` or `.finished` (which it leaves: seeking back after EOS plays again).
+    /// A seek from `.running` or `.finished` (which it leaves: seeking back after EOS plays again). It takes over the
+    /// part of a start seek still in flight: the pipeline held in PAUSED for that one plays once this one settles (a
+    /// start seek past the end of a short file ends it at once, and the next stream's rate is carried over by a seek).
     private mutating func issueSeek(_ position: Int64, silent: Bool) -> [Effect] {
         var running = state.running ?? Running()
-        let (flight, effect) = newFlight(position, target: silent ? nil : position, reports: !silent, atStart: false,
+        let (flight, effect) = newFlight(position, target: silent ? nil : position, reports: !silent,
+                                         atStart: running.seek.flight?.atStart ?? false,
                                          pausedDuring: running.seek.flight?.pausedDuring ?? false)
         running.seek = .issuing(flight)
         state = .running(running)
@@ -618,18 +621,9 @@ public struct PlaybackMachine: Sendable {
         media.lastDuration = nil
         media.seekable = next.knownSeekable ? true : known
         var effects: [Effect] = [.log("started \(next)"), .emit(.started(next))] + durationEvents(duration)
-        if rate != 1, var running = state.running {
-            // playbin starts every new stream at rate 1: carry the rate over. A start seek still in flight (one past
-            // the end of a short file ends it at once) hands its part to this seek: the pipeline it holds in PAUSED
-            // plays once this one settles.
-            if running.seek.flight?.atStart == true {
-                let (flight, effect) = newFlight(0, target: nil, reports: false, atStart: true)
-                running.seek = .issuing(flight)
-                state = .running(running)
-                effects.append(effect)
-            } else {
-                effects += issueSeek(0, silent: true)
-            }
+        if rate != 1, state.running != nil {
+            // playbin starts every new stream at rate 1: carry the rate over.
+            effects += issueSeek(0, silent: true)
         }
         return effects
     }
@@ -696,12 +690,12 @@ public struct PlaybackMachine: Sendable {
             state = .running(running)
             return []
         }
-        let stuck = running.stuck ?? Stuck(since: now)
+        var stuck = running.stuck ?? Stuck(since: now)
+        let nudge = !stuck.nudged && (target != .playing || now - stuck.since >= Self.stuckNudgeAfter)
+        stuck.nudged = stuck.nudged || nudge
         running.stuck = stuck
         state = .running(running)
-        if !stuck.nudged, target != .playing || now - stuck.since >= Self.stuckNudgeAfter {
-            running.stuck?.nudged = true
-            state = .running(running)
+        if nudge {
             return [.log("playbin sat in PAUSED (heading for \(target)) while playing: setting PAUSED, then PLAYING"),
                     .setState(.paused), .setState(.playing)]
         }

@@ -202,7 +202,6 @@ extension PlayerTests {
     }
 }
 
-/// What the player said, in order, readable from the test.
 /// A station's data cannot come before the engine exists (a start slowed by a cold registry or a busy machine); its
 /// time to bring data counts from the engine, in full.
 @Suite struct StreamStallTests {
@@ -240,6 +239,7 @@ extension PlayerTests {
     }
 }
 
+/// What the player said, in order, readable from the test.
 final class EventLog: Sendable {
     private let events = Mutex<[PlayerEvent]>([])
     func append(_ event: PlayerEvent) { events.withLock { $0.append(event) } }
