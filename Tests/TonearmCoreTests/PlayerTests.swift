@@ -251,3 +251,48 @@ final class EventLog: Sendable {
         Task { [self] in for await e in subscription { append(e.event) } }
     }
 }
+
+/// What a change writes to disk: the whole state file only when more than the position changed.
+@Suite struct PlayerSavingTests {
+    let dir = TemporaryDirectory("player-saving")
+
+    func inode(_ url: URL) -> UInt64? {
+        var info = stat()
+        return stat(url.path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
+    @Test func aPauseWritesThePositionAloneAndAVolumeChangeTheWholeState() async throws {
+        let store = StateStore(url: dir.file("state.json"))
+        let engine = MachineEngine()
+        let player = Player(engine: engine, plugins: [FakeSource()], stateStore: store, artCache: ArtCache(folder: dir.file("art")))
+        await player.start()
+        let files = try ["a.ogg", "b.ogg"].map { name -> String in
+            try Data().write(to: dir.file(name))
+            return dir.file(name).absoluteString
+        }
+        let (ids, errors) = await player.addSkippingBad(files, at: .end, replacing: true)
+        #expect(errors.isEmpty)
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.setPipelinePosition(7_000_000_000)
+        await player.save()
+        // A second name keeps the written file's inode alive, so a file renamed over it cannot be given the same one.
+        let kept = dir.file("state.json.kept")
+        #expect(link(store.url.path, kept.path) == 0, "the state file is written")
+        let written = try #require(inode(kept))
+        #expect(try store.load()?.queue.currentID == ids[0])
+
+        engine.setPipelinePosition(8_000_000_000)
+        await player.pause()
+        // Every state file is a new file renamed over the old one: the same inode means it was not rewritten.
+        try await waitUntil("the pause's position is on disk") { (try? store.load())?.position == 8_000_000 }
+        await player.setPosition(ids[0], 9_000_000)
+        try await waitUntil("the seek's position is on disk") { (try? store.load())?.position == 9_000_000 }
+        #expect(inode(store.url) == written, "a pause and a seek rewrote the whole state file")
+
+        try await player.setVolume(0.25)
+        try await waitUntil("the volume is on disk") { (try? store.load())?.volume == 0.25 }
+        #expect(inode(store.url) != written)
+        await player.shutdown()
+    }
+}
