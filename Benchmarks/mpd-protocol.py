@@ -1,17 +1,63 @@
 #!/usr/bin/env python3
 """The MPD protocol face beside mpd and Mopidy (mopidy-mpd), in one run, over raw sockets:
 `status` round trip p50/p99, `playlistinfo` of a 10,000-entry queue, and idle wake-up after a pause toggle
-sent by a second client. Prints a Markdown table with ratios (tonearm / peer). Never fails on a time.
+sent by a second client; for tonearm also the same pause's MPRIS PropertiesChanged (dbus-monitor on its private bus)
+and how much later the idle wake came than it (the goal: no later). Prints a Markdown table with ratios (tonearm /
+peer). Never fails on a time.
 
   Benchmarks/mpd-protocol.py [--tonearmd PATH] [--calls N] [--queue N] [--wakes N]
 """
-import argparse, os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, time, wave, math
+import argparse, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, threading, time, wave, math
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import command, connect, free_port  # noqa: E402
+from benchlib import command, connect, env_for, free_port, start_bus  # noqa: E402
 
 
-def measure(port, song_uri, calls, queue, wakes):
+class StatusSignals:
+    """dbus-monitor on a private bus, read by a thread: each PlaybackStatus in a PropertiesChanged, with dbus-monitor's
+    own receive time (the `time=` of its header line, wall clock)."""
+    def __init__(self, address):
+        self.times = []
+        self.lock = threading.Condition()
+        self.proc = subprocess.Popen(["dbus-monitor", "--address", address,
+                                      "type='signal',path='/org/mpris/MediaPlayer2',member='PropertiesChanged'"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.ready = threading.Event()
+        threading.Thread(target=self.read, daemon=True).start()
+        self.ready.wait(30)
+
+    def read(self):
+        header, want = None, False
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace")
+            if b"member=NameLost" in raw:
+                self.ready.set()
+            if not line.startswith(" "):
+                m = re.search(r"time=([\d.]+)", line)
+                header, want = (float(m.group(1)) if m else None), False
+            elif 'string "PlaybackStatus"' in line:
+                want = True
+            elif want and header is not None:
+                with self.lock:
+                    self.times.append(header); self.lock.notify_all()
+                want = False
+
+    def after(self, start, timeout=5):
+        """The first signal received at or after `start` (wall clock), or None."""
+        deadline = time.time() + timeout
+        with self.lock:
+            while True:
+                later = [t for t in self.times if t >= start]
+                if later or time.time() > deadline:
+                    return later[0] if later else None
+                self.lock.wait(0.05)
+
+    def stop(self):
+        try: os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError: pass
+
+
+def measure(port, song_uri, calls, queue, wakes, signals=None):
     s, f = connect(port)
     command(f, "clear")
     f.write(b"command_list_begin\n" + (f"add {song_uri}\n" * queue).encode() + b"command_list_end\n"); f.flush()
@@ -30,19 +76,28 @@ def measure(port, song_uri, calls, queue, wakes):
         t = time.perf_counter(); lines, _ = command(f, "playlistinfo"); pl.append(time.perf_counter() - t)
     command(f, "play 0")
     i, fi = connect(port)
-    w = []
+    w, sig, late = [], [], []
     for _ in range(wakes):
         command(fi, "ping")
         fi.write(b"idle player\n"); fi.flush()
         time.sleep(0.05)  # let the idle reach the server; the measured span starts at the toggle
-        t = time.perf_counter(); command(f, "pause")
+        wall = time.time(); t = time.perf_counter(); command(f, "pause")
         while fi.readline() != b"OK\n":
             pass
         w.append(time.perf_counter() - t)
+        woke = wall + w[-1]
+        if signals:
+            heard = signals.after(wall)
+            if heard is not None:
+                sig.append(heard - wall); late.append(woke - heard)
     command(f, "stop")
-    return {"status p50 (ms)": p50 * 1e3, "status p99 (ms)": p99 * 1e3,
-            f"playlistinfo of {length} (ms, median of 5)": statistics.median(pl) * 1e3,
-            "idle wake after pause (ms, median)": statistics.median(w) * 1e3}
+    out = {"status p50 (ms)": p50 * 1e3, "status p99 (ms)": p99 * 1e3,
+           f"playlistinfo of {length} (ms, median of 5)": statistics.median(pl) * 1e3,
+           "idle wake after pause (ms, median)": statistics.median(w) * 1e3}
+    if signals:
+        out["same pause's MPRIS PropertiesChanged (ms, median)"] = statistics.median(sig) * 1e3 if sig else None
+        out["idle wake − PropertiesChanged (ms, median; ≤ 0 is the goal)"] = statistics.median(late) * 1e3 if late else None
+    return out
 
 def sine(path, seconds=60):
     w = wave.open(path, "w"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(11025)
@@ -65,16 +120,18 @@ def main():
         cfg = os.path.join(home, "config/tonearm"); os.makedirs(cfg)
         open(os.path.join(cfg, "config.toml"), "w").write(
             f'[plugins.library]\nfolders = ["{music}"]\n[mpd-protocol]\nenabled = true\nport = {port}\n')
-        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_DATA_HOME=os.path.join(home, "data"),
-                   XDG_STATE_HOME=os.path.join(home, "state"), XDG_CACHE_HOME=os.path.join(home, "cache"))
-        p = subprocess.Popen(["dbus-run-session", "--", os.path.abspath(o.tonearmd), "--audio-sink", "fakesink sync=true"],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        procs.append(p)
+        bus, address = start_bus()
+        procs.append(bus)
+        p = subprocess.Popen([os.path.abspath(o.tonearmd), "--audio-sink", "fakesink sync=true"],
+                             env=env_for(home, address), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        procs.insert(0, p)
+        signals = StatusSignals(address)
         _, tf = connect(port)
         for _ in range(300):
             if any(l.startswith(b"songs: 1") for l in command(tf, "stats")[0]): break
             time.sleep(0.1)
-        results["tonearm"] = measure(port, "song.wav", o.calls, o.queue, o.wakes)
+        results["tonearm"] = measure(port, "song.wav", o.calls, o.queue, o.wakes, signals)
+        signals.stop()
         # mpd
         if shutil.which("mpd"):
             mport = free_port(); mdir = os.path.join(home, "mpd"); os.makedirs(mdir)
@@ -118,11 +175,13 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     for r in rows:
         t = results["tonearm"][r]
-        cells = [f"{t:.3f}"]
+        cells = ["no signal" if t is None else f"{t:.3f}"]
         for peer in ["mpd", "mopidy"]:
-            cells.append("not installed" if results[peer] is None else f"{results[peer][r]:.3f}")
+            v = None if results[peer] is None else results[peer].get(r)
+            cells.append("not installed" if results[peer] is None else "—" if v is None else f"{v:.3f}")
         for peer in ["mpd", "mopidy"]:
-            cells.append("—" if results[peer] is None else f"{t / results[peer][r]:.2f}")
+            v = None if results[peer] is None else results[peer].get(r)
+            cells.append("—" if v is None or t is None else f"{t / v:.2f}")
         print(f"| {r} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 @testable import TonearmCore
@@ -112,5 +113,79 @@ func makeQueue(_ count: Int) -> PlayQueue {
         #expect(!removedAgain)
         q.clear()
         #expect(q.isEmpty && q.currentID == nil)
+    }
+}
+
+/// The queue's lookups (by id, next, previous), which go through an index, against a scan of its entries, over random
+/// edits and a save and load.
+@Suite struct PlayQueueIndexTests {
+    static func scanNext(_ order: [TrackID], after id: TrackID?, automatic: Bool, loop: LoopStatus) -> TrackID? {
+        guard let id, let i = order.firstIndex(of: id) else { return order.first }
+        if automatic && loop == .track { return id }
+        if i + 1 < order.count { return order[i + 1] }
+        return loop == .playlist ? order.first : nil
+    }
+
+    static func scanPrevious(_ order: [TrackID], before id: TrackID, loop: LoopStatus) -> TrackID? {
+        guard let i = order.firstIndex(of: id) else { return nil }
+        if i > 0 { return order[i - 1] }
+        return loop == .playlist ? order.last : nil
+    }
+
+    func check(_ q: PlayQueue, known: [TrackID], step: Int) {
+        let order = q.playOrder
+        for id in known {
+            let scanned = q.tracks.first { $0.id == id }
+            #expect(q.track(id) == scanned, "step \(step): track(\(id))")
+            #expect(q.contains(id) == (scanned != nil), "step \(step): contains(\(id))")
+            for automatic in [false, true] {
+                #expect(q.next(after: id, automatic: automatic) == Self.scanNext(order, after: id, automatic: automatic, loop: q.loop),
+                        "step \(step): next(after: \(id), automatic: \(automatic))")
+            }
+            #expect(q.previous(before: id) == Self.scanPrevious(order, before: id, loop: q.loop), "step \(step): previous(before: \(id))")
+        }
+        #expect(q.next(after: nil, automatic: false) == order.first)
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func lookupsMatchAScanAfterAnyEdits(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        var q = PlayQueue()
+        var known: [TrackID] = []
+        for step in 0..<300 {
+            let ids = q.ids
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0, 1, 2:
+                let new = (0..<Int.random(in: 1...4, using: &rng)).map { _ in q.makeTrack(TrackMetadata(url: "file:///\(step).wav")) }
+                known += new.map(\.id)
+                let position: PlayQueue.Position = switch Int.random(in: 0..<4, using: &rng) {
+                case 0: .end
+                case 1: .front
+                case 2: .afterCurrent
+                default: ids.randomElement(using: &rng).map { .after($0) } ?? .end
+                }
+                q.insert(new, at: position, using: &rng)
+            case 3:
+                if let id = ids.randomElement(using: &rng) { q.remove(id) }
+            case 4:
+                if let id = ids.randomElement(using: &rng) { q.move(id, after: Bool.random(using: &rng) ? nil : ids.randomElement(using: &rng)) }
+            case 5:
+                q.reorder(ids.shuffled(using: &rng))
+            case 6:
+                q.setCurrent(ids.randomElement(using: &rng))
+            case 7:
+                q.setShuffle(!q.shuffle, using: &rng)
+            case 8:
+                q.loop = [LoopStatus.none, .track, .playlist].randomElement(using: &rng)!
+            default:
+                if Int.random(in: 0..<8, using: &rng) == 0 { q.clear() } else if let id = ids.randomElement(using: &rng) {
+                    q.updateMetadata(id, TrackMetadata(url: "file:///changed\(step).wav"))
+                }
+            }
+            check(q, known: known, step: step)
+        }
+        let loaded = try JSONDecoder().decode(PlayQueue.self, from: JSONEncoder().encode(q))
+        #expect(loaded == q)
+        check(loaded, known: known, step: -1)
     }
 }

@@ -55,7 +55,8 @@ public actor Player {
     var crossfade: CrossfadeSettings
     /// Whether the crossfade was set live (then it is saved and outlives a restart).
     var crossfadeSetLive = false
-    var enrichQueue: AsyncStream<(TrackID, any SourcePlugin)>.Continuation?
+    /// Entries waiting for their source's complete metadata (`SourcePlugin.enrich`).
+    let enrichments = EnrichmentQueue()
     /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
     var tickTask: Task<Void, Never>?
@@ -146,13 +147,22 @@ public actor Player {
                 await self.handle(event)
             }
         })
-        let (enrichments, enrichSink) = AsyncStream.makeStream(of: (TrackID, any SourcePlugin).self)
-        enrichQueue = enrichSink
-        tasks.append(Task { [weak self] in
-            for await (id, plugin) in enrichments {
-                guard let metadata = await self?.track(id)?.metadata else { continue }
-                let enriched = await plugin.enrich(metadata)
-                await self?.applyMetadataNow(id, enriched)
+        tasks.append(Task { [weak self, enrichments] in
+            for await _ in enrichments.signals {
+                // What was enriched is applied in batches, at least every 100 ms, so a long run of slow probes still
+                // shows each result soon and a quick run of 10,000 entries costs a few publications, not 10,000.
+                var done: [(TrackID, TrackMetadata)] = []
+                var since = ContinuousClock.now
+                for (id, plugin) in enrichments.take() {
+                    guard let metadata = await self?.track(id)?.metadata else { continue }
+                    done.append((id, await plugin.enrich(metadata)))
+                    if since.duration(to: .now) >= .milliseconds(100) {
+                        await self?.applyMetadataNow(done)
+                        done = []
+                        since = .now
+                    }
+                }
+                if !done.isEmpty { await self?.applyMetadataNow(done) }
             }
         })
         startHistory()
@@ -178,7 +188,7 @@ public actor Player {
         for timer in streamTimers.values { timer.cancel() }
         outputState.retry?.cancel()
         stopFollowingLyrics()
-        enrichQueue?.finish()
+        enrichments.finish()
         historyQueue?.finish()
         channel.events.finish()
     }

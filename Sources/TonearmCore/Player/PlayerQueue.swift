@@ -235,7 +235,7 @@ extension Player {
         for (track, (_, plugin)) in zip(tracks, resolved) {
             emit(.trackAdded(track, after: after ?? .noTrack))
             after = track.id
-            enrichQueue?.yield((track.id, plugin))
+            enrichments.add(track.id, plugin)
         }
         if queue.currentID == nil, let first = queue.playOrder.first { queue.setCurrent(first) }
         changedQueueShape()
@@ -250,7 +250,7 @@ extension Player {
         let tracks = resolved.map { queue.makeTrack($0.0) }
         _ = queue.insert(tracks, at: .end)
         queue.setCurrent(queue.playOrder.first)
-        for (track, (_, plugin)) in zip(tracks, resolved) { enrichQueue?.yield((track.id, plugin)) }
+        for (track, (_, plugin)) in zip(tracks, resolved) { enrichments.add(track.id, plugin) }
         emit(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()
         return tracks.map(\.id)
@@ -303,23 +303,36 @@ extension Player {
     }
 
     func applyMetadataNow(_ id: TrackID, _ new: TrackMetadata) {
-        guard var track = queue.track(id) else { return }
-        var merged = new
-        // The stream's own duration beats a probe's estimate.
-        if merged.length == nil { merged.length = track.metadata.length }
-        guard merged != track.metadata else { return }
-        let before = track.metadata
-        let loudnessChanged = merged.loudness != before.loudness
-        track.metadata = merged
-        queue.updateMetadata(id, merged)
-        if loudnessChanged { applyGains() }
-        // A station's song changed, whichever way its title came (the stream's tags, or the first ICY block read
-        // beside the pipeline): the listening history counts per song.
-        if merged.isLive == true, counter.listening?.id == id, counter.listening?.title != merged.title {
-            listeningTitleChanged(id, merged.title, before: before)
+        applyMetadataNow([(id, new)])
+    }
+
+    /// Takes new metadata of several entries in one turn: the state is published once for all of them (each
+    /// publication of a changed queue copies it, which for a batch of 10,000 just-added entries was quadratic), then
+    /// each entry's TrackMetadataChanged follows with that state.
+    func applyMetadataNow(_ changes: [(TrackID, TrackMetadata)]) {
+        var changed: [Track] = []
+        for (id, new) in changes {
+            guard var track = queue.track(id) else { continue }
+            var merged = new
+            // The stream's own duration beats a probe's estimate.
+            if merged.length == nil { merged.length = track.metadata.length }
+            guard merged != track.metadata else { continue }
+            let before = track.metadata
+            let loudnessChanged = merged.loudness != before.loudness
+            track.metadata = merged
+            queue.updateMetadata(id, merged)
+            if loudnessChanged { applyGains() }
+            // A station's song changed, whichever way its title came (the stream's tags, or the first ICY block read
+            // beside the pipeline): the listening history counts per song.
+            if merged.isLive == true, counter.listening?.id == id, counter.listening?.title != merged.title {
+                listeningTitleChanged(id, merged.title, before: before)
+            }
+            changed.append(track)
         }
-        emitWithState(.trackMetadataChanged(track))
-        if id == queue.currentID { publish() }
+        guard let first = changed.first else { return }
+        emitWithState(.trackMetadataChanged(first))
+        for track in changed.dropFirst() { emit(.trackMetadataChanged(track)) }
+        if let current = queue.currentID, changed.contains(where: { $0.id == current }) { publish() }
         scheduleSave()
     }
 }

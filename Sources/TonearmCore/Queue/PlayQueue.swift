@@ -8,8 +8,38 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// Play order while shuffled; empty otherwise.
     private var shuffledOrder: [TrackID] = []
     private var nextSerial: UInt64 = 1
+    /// Where each entry is in `tracks`. Every read of the Player's state looks entries up (the current one, the next,
+    /// the previous): by scanning, a queue of 10,000 entries cost a pause or an enrichment tens of thousands of string
+    /// comparisons. Derived from `tracks`, so it is neither saved nor compared.
+    private var positions: [TrackID: Int] = [:]
 
     public init() {}
+
+    private enum CodingKeys: String, CodingKey { case tracks, currentID, loop, shuffle, shuffledOrder, nextSerial }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        tracks = try c.decode([Track].self, forKey: .tracks)
+        currentID = try c.decodeIfPresent(TrackID.self, forKey: .currentID)
+        loop = try c.decode(LoopStatus.self, forKey: .loop)
+        shuffle = try c.decode(Bool.self, forKey: .shuffle)
+        shuffledOrder = try c.decode([TrackID].self, forKey: .shuffledOrder)
+        nextSerial = try c.decode(UInt64.self, forKey: .nextSerial)
+        reindex()
+    }
+
+    public static func == (a: PlayQueue, b: PlayQueue) -> Bool {
+        a.tracks == b.tracks && a.currentID == b.currentID && a.loop == b.loop && a.shuffle == b.shuffle
+            && a.shuffledOrder == b.shuffledOrder && a.nextSerial == b.nextSerial
+    }
+
+    /// Brings `positions` up to date for the entries from `start` on (the ones before it did not move).
+    private mutating func reindex(from start: Int = 0) {
+        if start == 0 { positions.removeAll(keepingCapacity: true) }
+        for index in start..<tracks.count { positions[tracks[index].id] = index }
+    }
+
+    private func index(of id: TrackID) -> Int? { positions[id] }
 
     // MARK: Reading
 
@@ -17,8 +47,8 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     public var ids: [TrackID] { tracks.map(\.id) }
     public var current: Track? { currentID.flatMap(track) }
 
-    public func track(_ id: TrackID) -> Track? { tracks.first { $0.id == id } }
-    public func contains(_ id: TrackID) -> Bool { tracks.contains { $0.id == id } }
+    public func track(_ id: TrackID) -> Track? { index(of: id).map { tracks[$0] } }
+    public func contains(_ id: TrackID) -> Bool { index(of: id) != nil }
 
     /// The order tracks play in.
     public var playOrder: [TrackID] { shuffle ? shuffledOrder : ids }
@@ -26,19 +56,27 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// The track after `id` in play order. `automatic` means the track ended by itself,
     /// so LoopStatus.track repeats it; a user's Next moves on regardless.
     public func next(after id: TrackID?, automatic: Bool) -> TrackID? {
-        let order = playOrder
-        guard let id, let index = order.firstIndex(of: id) else { return order.first }
+        guard !shuffle else { return Self.next(in: shuffledOrder, after: id, index: shuffledOrder.firstIndex(of:), automatic, loop) }
+        return Self.next(in: tracks.lazy.map(\.id), after: id, index: index(of:), automatic, loop)
+    }
+
+    private static func next<Order: RandomAccessCollection<TrackID>>(
+        in order: Order, after id: TrackID?, index: (TrackID) -> Order.Index?, _ automatic: Bool, _ loop: LoopStatus
+    ) -> TrackID? {
+        guard let id, let i = index(id) else { return order.first }
         if automatic && loop == .track { return id }
-        if index + 1 < order.count { return order[index + 1] }
+        let after = order.index(after: i)
+        if after < order.endIndex { return order[after] }
         return loop == .playlist ? order.first : nil
     }
 
     /// The track before `id` in play order (wrapping only with LoopStatus.playlist).
     public func previous(before id: TrackID?) -> TrackID? {
-        let order = playOrder
-        guard let id, let index = order.firstIndex(of: id) else { return nil }
-        if index > 0 { return order[index - 1] }
-        return loop == .playlist ? order.last : nil
+        guard let id else { return nil }
+        let index = shuffle ? shuffledOrder.firstIndex(of: id) : index(of: id)
+        guard let index else { return nil }
+        if index > 0 { return shuffle ? shuffledOrder[index - 1] : tracks[index - 1].id }
+        return loop == .playlist ? (shuffle ? shuffledOrder.last : tracks.last?.id) : nil
     }
 
     // MARK: Editing
@@ -63,12 +101,13 @@ public struct PlayQueue: Sendable, Codable, Equatable {
         case .end: listIndex = tracks.count
         case .front: listIndex = 0
         case .afterCurrent:
-            listIndex = currentID.flatMap { id in tracks.firstIndex { $0.id == id } }.map { $0 + 1 } ?? tracks.count
+            listIndex = currentID.flatMap(index(of:)).map { $0 + 1 } ?? tracks.count
         case .after(let id):
-            guard let i = tracks.firstIndex(where: { $0.id == id }) else { return false }
+            guard let i = index(of: id) else { return false }
             listIndex = i + 1
         }
         tracks.insert(contentsOf: new, at: listIndex)
+        reindex(from: listIndex)
         if shuffle {
             let currentOrderIndex = currentID.flatMap { shuffledOrder.firstIndex(of: $0) }
             let ids = new.map(\.id)
@@ -94,11 +133,13 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// Removes an entry. When it was current, the current entry becomes the one that followed it (or none).
     @discardableResult
     public mutating func remove(_ id: TrackID) -> Bool {
-        guard let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
+        guard let index = index(of: id) else { return false }
         if currentID == id {
             currentID = next(after: id, automatic: false) == id ? nil : next(after: id, automatic: false)
         }
         tracks.remove(at: index)
+        positions[id] = nil
+        reindex(from: index)
         shuffledOrder.removeAll { $0 == id }
         if tracks.isEmpty { currentID = nil }
         return true
@@ -107,11 +148,12 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// Moves an entry after another one (nil: to the front).
     @discardableResult
     public mutating func move(_ id: TrackID, after other: TrackID?) -> Bool {
-        guard id != other, let from = tracks.firstIndex(where: { $0.id == id }) else { return false }
+        guard id != other, let from = index(of: id) else { return false }
         if let other, !contains(other) { return false }
         let entry = tracks.remove(at: from)
         let to = other.flatMap { o in tracks.firstIndex { $0.id == o } }.map { $0 + 1 } ?? 0
         tracks.insert(entry, at: to)
+        reindex(from: min(from, to))
         return true
     }
 
@@ -128,11 +170,13 @@ public struct PlayQueue: Sendable, Codable, Equatable {
             reordered.append(track)
         }
         tracks = reordered
+        reindex()
         return true
     }
 
     public mutating func clear() {
         tracks = []
+        positions = [:]
         shuffledOrder = []
         currentID = nil
     }
@@ -152,7 +196,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     }
 
     public mutating func updateMetadata(_ id: TrackID, _ metadata: TrackMetadata) {
-        guard let index = tracks.firstIndex(where: { $0.id == id }) else { return }
+        guard let index = index(of: id) else { return }
         tracks[index].metadata = metadata
     }
 
