@@ -124,6 +124,8 @@ final class EventForwarder: Sendable {
     private struct Sent {
         var properties: [String: DBusValue] = [:]
         var tracks: [TrackID]?
+        /// The queue version `tracks` was taken at: while it stays, the entries have not changed.
+        var tracksVersion: UInt64?
         var continueMode = ContinueMode.off
     }
     private let sent = Mutex(Sent())
@@ -144,6 +146,9 @@ final class EventForwarder: Sendable {
             let (changed, tracksChanged) = sent.withLock { sent -> ([String: DBusValue], Bool) in
                 let changed = now.filter { sent.properties[$0.key] != $0.value }
                 sent.properties = now
+                // A pause must not cost a copy and a comparison of every id in a long queue.
+                guard sent.tracksVersion != snapshot.queueVersion else { return (changed, false) }
+                sent.tracksVersion = snapshot.queueVersion
                 let ids = snapshot.trackIDs
                 let tracksChanged = sent.tracks != nil && sent.tracks != ids
                 sent.tracks = ids

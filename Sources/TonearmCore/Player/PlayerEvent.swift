@@ -59,9 +59,12 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var trackIDs: [TrackID] { tracks.map(\.id) }
     /// Whether `id` is in the queue (without building `trackIDs`).
     public func holds(_ id: TrackID) -> Bool { tracks.contains { $0.id == id } }
-    /// Whether the two snapshots list the same entries in the same order (without building `trackIDs`).
+    /// Whether the two snapshots (of one player) list the same entries in the same order (without building
+    /// `trackIDs`). The same queue version says so at once: the MPD face asks at every change, a pause included, and
+    /// comparing 10,000 ids each time delayed its idle clients.
     public func hasSameEntries(as other: PlayerSnapshot) -> Bool {
-        tracks.lazy.map(\.id).elementsEqual(other.tracks.lazy.map(\.id))
+        if queueVersion == other.queueVersion && tracks.count == other.tracks.count { return true }
+        return tracks.lazy.map(\.id).elementsEqual(other.tracks.lazy.map(\.id))
     }
     /// Grows by one at every change of the queue's entries or their metadata.
     public var queueVersion: UInt64 = 0
