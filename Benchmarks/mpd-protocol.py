@@ -14,47 +14,39 @@ from benchlib import command, connect, env_for, free_port, start_bus  # noqa: E4
 
 
 class StatusSignals:
-    """dbus-monitor on a private bus, read by a thread: each PlaybackStatus in a PropertiesChanged, with dbus-monitor's
-    own receive time (the `time=` of its header line, wall clock)."""
-    def __init__(self, address):
-        self.times = []
-        self.lock = threading.Condition()
+    """dbus-monitor on a private bus, writing to a file read only after the measured span (a thread parsing its output
+    as the signals came would hold Python's GIL just when the idle client's wake is timed): each PlaybackStatus in a
+    PropertiesChanged, with dbus-monitor's own receive time (the `time=` of its header line, wall clock)."""
+    def __init__(self, address, folder):
+        self.path = os.path.join(folder, "dbus-monitor.out")
+        self.out = open(self.path, "wb")
         self.proc = subprocess.Popen(["dbus-monitor", "--address", address,
                                       "type='signal',path='/org/mpris/MediaPlayer2',member='PropertiesChanged'"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.ready = threading.Event()
-        threading.Thread(target=self.read, daemon=True).start()
-        self.ready.wait(30)
+                                     stdout=self.out, stderr=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(3000):   # it prints NameLost for its own name once it is a monitor
+            if b"member=NameLost" in open(self.path, "rb").read():
+                break
+            time.sleep(0.01)
 
-    def read(self):
-        header, want = None, False
-        for raw in self.proc.stdout:
-            line = raw.decode(errors="replace")
-            if b"member=NameLost" in raw:
-                self.ready.set()
+    def times(self):
+        """The receive times of the PlaybackStatus changes so far."""
+        found, header, want = [], None, False
+        for line in open(self.path, encoding="utf-8", errors="replace"):
             if not line.startswith(" "):
                 m = re.search(r"time=([\d.]+)", line)
                 header, want = (float(m.group(1)) if m else None), False
             elif 'string "PlaybackStatus"' in line:
                 want = True
             elif want and header is not None:
-                with self.lock:
-                    self.times.append(header); self.lock.notify_all()
+                found.append(header)
                 want = False
-
-    def after(self, start, timeout=5):
-        """The first signal received at or after `start` (wall clock), or None."""
-        deadline = time.time() + timeout
-        with self.lock:
-            while True:
-                later = [t for t in self.times if t >= start]
-                if later or time.time() > deadline:
-                    return later[0] if later else None
-                self.lock.wait(0.05)
+        return found
 
     def stop(self):
         try: os.killpg(self.proc.pid, signal.SIGTERM)
         except ProcessLookupError: pass
+        self.proc.wait(10)
+        self.out.close()
 
 
 def measure(port, song_uri, calls, queue, wakes, signals=None):
@@ -76,7 +68,7 @@ def measure(port, song_uri, calls, queue, wakes, signals=None):
         t = time.perf_counter(); lines, _ = command(f, "playlistinfo"); pl.append(time.perf_counter() - t)
     command(f, "play 0")
     i, fi = connect(port)
-    w, sig, late = [], [], []
+    w, spans, sig, late = [], [], [], []
     for _ in range(wakes):
         command(fi, "ping")
         fi.write(b"idle player\n"); fi.flush()
@@ -85,12 +77,15 @@ def measure(port, song_uri, calls, queue, wakes, signals=None):
         while fi.readline() != b"OK\n":
             pass
         w.append(time.perf_counter() - t)
-        woke = wall + w[-1]
-        if signals:
-            heard = signals.after(wall)
-            if heard is not None:
-                sig.append(heard - wall); late.append(woke - heard)
+        spans.append((wall, wall + w[-1]))
     command(f, "stop")
+    if signals:
+        time.sleep(0.5)  # the last signal's line reaches the file
+        heard = signals.times()
+        for sent, woke in spans:
+            first = next((h for h in heard if h >= sent), None)
+            if first is not None and first - sent < 1:
+                sig.append(first - sent); late.append(woke - first)
     out = {"status p50 (ms)": p50 * 1e3, "status p99 (ms)": p99 * 1e3,
            f"playlistinfo of {length} (ms, median of 5)": statistics.median(pl) * 1e3,
            "idle wake after pause (ms, median)": statistics.median(w) * 1e3}
@@ -125,7 +120,7 @@ def main():
         p = subprocess.Popen([os.path.abspath(o.tonearmd), "--audio-sink", "fakesink sync=true"],
                              env=env_for(home, address), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         procs.insert(0, p)
-        signals = StatusSignals(address)
+        signals = StatusSignals(address, home)
         _, tf = connect(port)
         for _ in range(300):
             if any(l.startswith(b"songs: 1") for l in command(tf, "stats")[0]): break
