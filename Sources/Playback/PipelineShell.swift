@@ -145,7 +145,7 @@ final class PipelineShell: Sendable {
         let s = snapshot
         guard s.item != nil else { return 0 }
         if s.prerollingFromStart { return 0 }
-        if let known = s.positionOverride ?? position {
+        if let known = s.positionOverride ?? heldPosition.withLock({ $0?.position }) ?? position {
             let value = max(0, known)
             lastKnownPosition.withLock { $0 = (s.generation, value) }
             return value
@@ -153,6 +153,11 @@ final class PipelineShell: Sendable {
         return lastKnownPosition.withLock { $0?.generation == s.generation ? $0?.position : nil } ?? 0
     }
     private let lastKnownPosition = Mutex<(generation: UInt64, position: Int64)?>(nil)
+    /// Where the pipeline was when a Play or a Pause was taken, until its state change is done: a position query
+    /// meanwhile waits for the sink, which the state change holds (the tick and the position basis published with the
+    /// new status waited 0.2 ms for it, while the state change took a CPU the faces' threads needed).
+    private let heldPosition = Mutex<(token: UInt64, position: Int64)?>(nil)
+    private let heldTokens = Atomic<UInt64>(0)
 
     var volume: Double { tn_object_get_double(playbin, "volume") }
 
@@ -277,7 +282,12 @@ final class PipelineShell: Sendable {
             // Nothing answers a state change: it goes on while the caller publishes the new status.
             if !step.effects.isEmpty, step.effects.allSatisfy(\.isSetState) {
                 let effects = step.effects
-                stateChanges.async { for effect in effects { _ = self.perform(effect) } }
+                let token = heldTokens.add(1, ordering: .relaxed).newValue
+                if let at = position { heldPosition.withLock { $0 = (token, at) } }
+                stateChanges.async {
+                    for effect in effects { _ = self.perform(effect) }
+                    self.heldPosition.withLock { if $0?.token == token { $0 = nil } }
+                }
                 return accepted
             }
         default:
