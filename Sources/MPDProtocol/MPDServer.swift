@@ -35,7 +35,7 @@ public final class MPDServer: Sendable {
         let tracker = self.tracker
         // Each event reaches the tracker on the publishing thread (it only updates versions and wakes the clients'
         // event loops), so idle wakes with no task in between, with the same change's PropertiesChanged.
-        listener = player.events.listen { [tracker] item in tracker.handle(item.event) }
+        listener = player.events.listen(first: true) { [tracker] item in tracker.handle(item.event) }
     }
 
     /// The TCP address actually bound (the port picked when 0 was asked), once started.

@@ -40,7 +40,7 @@ extension WebFace {
         _ = channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: Self.socketSendBuffer)
         let follower = EventFollower(face: self, channel: channel)
         // Listening before the state is read, so nothing between the two is missed.
-        let listener = player.events.listen { item in follower.offer(item) }
+        let listener = player.events.listen(first: true) { item in follower.offer(item) }
         follower.begin()
         await withTaskGroup(of: Void.self) { group in
             if let library { group.addTask { await self.pumpLibrary(library, into: follower) } }

@@ -166,6 +166,22 @@ import Testing
         b.cancel()
     }
 
+    /// Listeners that only wake another thread ask to go first; the rest follow, each group in the order it came,
+    /// also after one of them leaves.
+    @Test func firstListenersAreHandedEachEventBeforeTheOthers() {
+        let fanOut = EventFanOut<Int>()
+        let heard = Mutex<[String]>([])
+        let encoder = fanOut.listen { item in heard.withLock { $0.append("encoder \(item.event)") } }
+        let loopA = fanOut.listen(first: true) { item in heard.withLock { $0.append("loop A \(item.event)") } }
+        let other = fanOut.listen { item in heard.withLock { $0.append("other \(item.event)") } }
+        let loopB = fanOut.listen(first: true) { item in heard.withLock { $0.append("loop B \(item.event)") } }
+        fanOut.publish(1)
+        loopA.cancel()
+        fanOut.publish(2)
+        #expect(heard.withLock { $0 } == ["loop A 1", "loop B 1", "encoder 1", "other 1", "loop B 2", "encoder 2", "other 2"])
+        for listener in [encoder, other, loopB] { listener.cancel() }
+    }
+
     @Test func aListenerEndsWhenTheFanOutFinishes() async {
         let fanOut = EventFanOut<Int>()
         let listener = fanOut.listen { _ in }

@@ -22,7 +22,10 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     private struct State {
         var sequence: UInt64 = 0
         var subscribers: [UInt64: EventSubscription<Event>] = [:]
-        var listeners: [UInt64: EventListener<Event>] = [:]
+        var listeners: [UInt64: (listener: EventListener<Event>, first: Bool)] = [:]
+        /// The listeners in the order they are handed each event: the `first` ones, then the others, each in the
+        /// order they came.
+        var ordered: [EventListener<Event>] = []
         /// Events numbered but not yet handed to the listeners, oldest first.
         var undelivered: [Sequenced<Event>] = []
         /// Whether some publisher is handing events to the listeners now (the others leave theirs to it).
@@ -62,18 +65,32 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     /// Hands every event from now on to `deliver`, on the publishing thread, in order, outside any lock of the
     /// fan-out's; `deliver` must return at once (it puts the event in a buffer of the face's own, bounded by the face).
     /// It may still be called once after the listener is cancelled.
-    public func listen(_ deliver: @escaping @Sendable (Sequenced<Event>) -> Void) -> EventListener<Event> {
+    /// `first`: handed each event before the other listeners. A listener that only wakes another thread (a socket's
+    /// event loop) goes first, so that thread is on its way while a listener that encodes on this one works.
+    public func listen(first: Bool = false, _ deliver: @escaping @Sendable (Sequenced<Event>) -> Void) -> EventListener<Event> {
         let (listener, finished) = state.withLock { s in
             s.nextKey += 1
             let key = s.nextKey
             let listener = EventListener<Event>(deliver: deliver) { [weak self] in
-                _ = self?.state.withLock { $0.listeners.removeValue(forKey: key) }
+                self?.state.withLock { s in
+                    s.listeners.removeValue(forKey: key)
+                    Self.order(&s)
+                }
             }
-            if !s.finished { s.listeners[key] = listener }
+            if !s.finished {
+                s.listeners[key] = (listener, first)
+                Self.order(&s)
+            }
             return (listener, s.finished)
         }
         if finished { listener.end() }
         return listener
+    }
+
+    private static func order(_ s: inout State) {
+        let keys = s.listeners.keys.sorted()
+        s.ordered = keys.filter { s.listeners[$0]!.first }.map { s.listeners[$0]!.listener }
+            + keys.filter { !s.listeners[$0]!.first }.map { s.listeners[$0]!.listener }
     }
 
     /// Hands `event` to every subscriber's buffer and every listener, and returns; returns its sequence number.
@@ -113,7 +130,7 @@ public final class EventFanOut<Event: Sendable>: Sendable {
                 guard !s.delivering, !s.undelivered.isEmpty else { return nil }
                 s.delivering = true
                 defer { s.undelivered.removeAll(keepingCapacity: true) }
-                return (s.undelivered, Array(s.listeners.values))
+                return (s.undelivered, s.ordered)
             }
             guard let (items, listeners) = batch else { return }
             for item in items {
@@ -127,8 +144,8 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     public func finish() {
         let (subscribers, listeners) = state.withLock { s -> ([EventSubscription<Event>], [EventListener<Event>]) in
             s.finished = true
-            defer { s.subscribers = [:]; s.listeners = [:] }
-            return (Array(s.subscribers.values), Array(s.listeners.values))
+            defer { s.subscribers = [:]; s.listeners = [:]; s.ordered = [] }
+            return (Array(s.subscribers.values), s.ordered)
         }
         for subscriber in subscribers { subscriber.finish() }
         for listener in listeners { listener.end() }
