@@ -1,4 +1,4 @@
-import MPDProtocol
+@testable import MPDProtocol
 import Testing
 
 private func text(_ actions: [MPDSession.Action]) -> [String] {
@@ -31,6 +31,20 @@ private func text(_ actions: [MPDSession.Action]) -> [String] {
         #expect(text(s.receive("play 0")) == [])
         #expect(text(s.receive("idle")) == [])  // inside a list, idle is a command like another (the executor refuses it)
         #expect(text(s.receive("command_list_end")) == ["execute \(mode) play 0|idle"])
+    }
+
+    /// Blanks around a line (spaces, tabs, other horizontal white space) do not hide what it is; inside, they stay.
+    @Test func blanksAroundALineAreIgnored() {
+        var s = MPDSession()
+        #expect(text(s.receive(" \tcommand_list_begin  ")) == [])
+        #expect(text(s.receive("add \"a  b.ogg\"")) == [])
+        #expect(text(s.receive("\u{00A0}command_list_end\t")) == ["execute list add \"a  b.ogg\""])
+        _ = s.completed(reply: Array("OK\n".utf8), close: false)
+        #expect(text(s.receive("  idle player ")) == [])
+        #expect(s.isIdle)
+        #expect(text(s.receive("noidle\t")) == ["send OK\n"])
+        #expect(MPDSession.trimmed(" \t ") == "")
+        #expect(MPDSession.trimmed("status") == "status")
     }
 
     @Test func listTooLargeDropsTheClient() {
