@@ -49,6 +49,19 @@ class StatusSignals:
         self.out.close()
 
 
+def round_trip(s, line):
+    """Sends one command and reads its reply whole with recv, not a readline per line: Python's per-line cost would
+    count a reply's lines (tonearm's status has 15 lines stopped, mpd's 9) as the server's time."""
+    s.sendall(line)
+    data = b""
+    while not (data == b"OK\n" or data.endswith(b"\nOK\n") or (b"ACK " in data and data.endswith(b"\n"))):
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def measure(port, song_uri, calls, queue, wakes, signals=None):
     s, f = connect(port)
     command(f, "clear")
@@ -59,7 +72,7 @@ def measure(port, song_uri, calls, queue, wakes, signals=None):
             break
     times = []
     for _ in range(calls):
-        t = time.perf_counter(); command(f, "status"); times.append(time.perf_counter() - t)
+        t = time.perf_counter(); round_trip(s, b"status\n"); times.append(time.perf_counter() - t)
     times.sort()
     p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99) - 1]
     length = int([l for l in command(f, "status")[0] if l.startswith(b"playlistlength")][0].split()[1])

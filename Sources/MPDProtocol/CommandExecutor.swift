@@ -272,26 +272,32 @@ public final class CommandExecutor: Sendable {
         r.line("playlist", version)
         r.line("playlistlength", view.tracks.count)
         let snapshot = player.state.snapshot
-        r.line("mixrampdb", String(format: "%.6f", snapshot.silenceThreshold))
+        r.line("mixrampdb", Reply.decimal(snapshot.silenceThreshold, places: 6))
         if snapshot.crossfade > 0 { r.line("xfade", Int(snapshot.crossfade.rounded())) }
         r.line("state", view.status == .playing ? "play" : view.status == .paused ? "pause" : "stop")
-        if let current = view.currentID, let index = view.tracks.firstIndex(where: { $0.id == current }) {
+        if let current = view.currentID, let index = Self.index(of: current, at: snapshot.currentIndex, in: view.tracks) {
             r.line("song", index)
             r.line("songid", current.serial ?? 0)
             if view.status != .stopped {
                 let elapsed = Double(view.position) / 1e6
                 let duration = view.tracks[index].metadata.length.map { Double($0) / 1e6 }
                 r.line("time", "\(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))")
-                r.line("elapsed", String(format: "%.3f", elapsed))
-                if let duration { r.line("duration", String(format: "%.3f", duration)) }
+                r.line("elapsed", Reply.decimal(elapsed, places: 3))
+                if let duration { r.line("duration", Reply.decimal(duration, places: 3)) }
             }
         }
-        if let next = view.nextID, let index = view.tracks.firstIndex(where: { $0.id == next }) {
+        if let next = view.nextID, let index = Self.index(of: next, at: snapshot.nextIndex, in: view.tracks) {
             r.line("nextsong", index)
             r.line("nextsongid", next.serial ?? 0)
         }
         if scanning { r.line("updating_db", updateJobs.current) }
         if let error { r.line("error", error) }
+    }
+
+    /// Where `id` is in `tracks`: at `hint` (the published state's own index) when it is there, else found by a scan.
+    static func index(of id: TrackID, at hint: Int?, in tracks: [Track]) -> Int? {
+        if let hint, tracks.indices.contains(hint), tracks[hint].id == id { return hint }
+        return tracks.firstIndex { $0.id == id }
     }
 
     func currentSong(_ r: inout Reply) async throws(MPDAck) {

@@ -61,9 +61,7 @@ public struct MPDSong: Sendable, Equatable {
     /// Seconds as mpd's `duration:` gives them: three decimals, with no trip through `String(format:)`, which took
     /// most of the time of a `playlistinfo` of 10,000 entries.
     static func milliseconds(_ seconds: Double) -> String {
-        let total = Int((max(0, seconds) * 1000).rounded(.toNearestOrEven))
-        let fraction = total % 1000
-        return "\(total / 1000)." + (fraction < 10 ? "00" : fraction < 100 ? "0" : "") + String(fraction)
+        Reply.decimal(max(0, seconds), places: 3)
     }
 
     public static func == (lhs: MPDSong, rhs: MPDSong) -> Bool {

@@ -41,6 +41,24 @@ import Testing
         #expect(MPDSong(file: "f", uri: "u", tags: [("Comment", "one\ntwo")]).lines() == "file: f\nComment: one two\n")
     }
 
+    /// `status`'s figures (`elapsed:`, `duration:`, `mixrampdb:`) as printf writes them, negative ones included,
+    /// except at exact ties (which printf rounds by the binary value, and this to even).
+    @Test func decimalsAreWrittenAsPrintfDoes() {
+        var generator = SystemRandomNumberGenerator()
+        for places in [0, 3, 6] {
+            for _ in 0..<5_000 {
+                let value = Double(Int.random(in: -100_000_000..<100_000_000, using: &generator)) / 1e6 * Double.random(in: 0.5...40)
+                var scaled = abs(value)
+                for _ in 0..<places { scaled *= 10 }
+                guard abs(scaled - scaled.rounded(.down) - 0.5) > 1e-6 else { continue }
+                #expect(Reply.decimal(value, places: places) == String(format: "%.\(places)f", value), "\(value), \(places) places")
+            }
+        }
+        #expect(Reply.decimal(-50, places: 6) == "-50.000000")
+        #expect(Reply.decimal(-0.0000001, places: 3) == String(format: "%.3f", -0.0000001))
+        #expect(Reply.decimal(.infinity, places: 3) == "inf")
+    }
+
     @Test func severalFoldersAreTopLevelFolders() {
         let db = MusicDatabase(folders: [URL(fileURLWithPath: "/a/Music"), URL(fileURLWithPath: "/b/Music")],
                                tracks: [track("/a/Music/1.mp3"), track("/b/Music/2.mp3")])

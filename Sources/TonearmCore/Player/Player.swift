@@ -269,6 +269,8 @@ public actor Player {
         }
         s.queueVersion = queueVersion
         s.nextID = hasCurrent ? playable(after: queue.currentID, automatic: true) : nil
+        s.currentIndex = queue.currentID.flatMap(queue.position(of:))
+        s.nextIndex = s.nextID.flatMap(queue.position(of:))
         if let id = queue.currentID, lyricsFollower.trackID == id {
             s.lyricsText = lyricsFollower.text
             s.lyricsLine = lyricsFollower.line

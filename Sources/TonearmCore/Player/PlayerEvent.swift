@@ -70,6 +70,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     public var queueVersion: UInt64 = 0
     /// The entry that plays after the current one ends by itself.
     public var nextID: TrackID?
+    /// Where the current entry and the next one are in `tracks`: a face showing their positions (MPD's `song:`) need
+    /// not search 10,000 entries for them.
+    public var currentIndex: Int?
+    public var nextIndex: Int?
     /// The current track's lyrics as plain text (MPRIS `xesam:asText`), once found.
     public var lyricsText: String?
     /// The line being sung now, if the current track has timed lyrics and one is being sung.

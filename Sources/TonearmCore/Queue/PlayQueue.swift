@@ -41,6 +41,9 @@ public struct PlayQueue: Sendable, Codable, Equatable {
 
     private func index(of id: TrackID) -> Int? { positions[id] }
 
+    /// Where the entry is in list order, without a scan.
+    public func position(of id: TrackID) -> Int? { positions[id] }
+
     // MARK: Reading
 
     public var isEmpty: Bool { tracks.isEmpty }
