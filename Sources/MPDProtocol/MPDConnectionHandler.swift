@@ -102,7 +102,8 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     }
 
     private func perform(_ actions: [MPDSession.Action], _ context: ChannelHandlerContext) {
-        for action in actions {
+        var pending = actions[...]
+        while let action = pending.popFirst() {
             switch action {
             case .send(let bytes):
                 write(context, bytes)
@@ -110,7 +111,14 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
                 close(context)
                 return
             case .execute(let lines, let mode):
-                run(lines, mode, context)
+                // A lone read of the published state is answered here and now, and what the session does next (the
+                // next pipelined line, say) joins the actions: no second turn of the loop, and reads are not held
+                // and resumed (two epoll_ctl calls) around it.
+                if let reply = executor.answerAtOnce(lines, mode: mode, client: client) {
+                    pending.append(contentsOf: session.completed(reply: reply, close: false))
+                } else {
+                    run(lines, mode, context)
+                }
             }
         }
         context.flush()
@@ -121,12 +129,6 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         let loop = context.eventLoop
         let executor = self.executor
         let state = client
-        // A lone read of the published state is answered here; the next turn of the loop completes it (this runs
-        // inside `perform`).
-        if let reply = executor.answerAtOnce(lines, mode: mode, client: state) {
-            loop.execute { bound.value.finished(reply, close: false, client: state) }
-            return
-        }
         let work: @Sendable () async -> Void = {
             var client = state
             let (reply, close) = await executor.run(lines, mode: mode, client: &client)
