@@ -86,11 +86,14 @@ def measure(port, song_uri, calls, queue, wakes, signals=None):
         command(fi, "ping")
         fi.write(b"idle player\n"); fi.flush()
         time.sleep(0.05)  # let the idle reach the server; the measured span starts at the toggle
-        wall = time.time(); t = time.perf_counter(); command(f, "pause")
+        # The pause's own reply is read after the idle wake: waiting for it first would time the later of the two.
+        wall = time.time(); t = time.perf_counter(); f.write(b"pause\n"); f.flush()
         while fi.readline() != b"OK\n":
             pass
         w.append(time.perf_counter() - t)
         spans.append((wall, wall + w[-1]))
+        while f.readline() != b"OK\n":
+            pass
     command(f, "stop")
     if signals:
         time.sleep(0.5)  # the last signal's line reaches the file

@@ -46,16 +46,6 @@ public final class CommandExecutor: Sendable {
     /// Commands answered from the published state alone, on the connection's event loop without a hop to a task.
     static let answeredAtOnce: Set<String> = ["status", "ping"]
 
-    /// Commands that only change the Player's transport or settings: quick enough to run on the connection's own event
-    /// loop (`EventLoopTaskExecutor`), which takes two thread wake-ups out of a `pause` and its idle wake.
-    static let runOnTheLoop: Set<String> = ["pause", "stop", "setvol", "volume", "repeat", "random", "single", "consume"]
-
-    /// Whether the request is one lone command of `runOnTheLoop`.
-    public func runsOnTheLoop(_ lines: [String], mode: MPDSession.ListMode) -> Bool {
-        guard mode == .single, lines.count == 1, let (name, _) = try? CommandTokenizer.tokenize(lines[0]) else { return false }
-        return Self.runOnTheLoop.contains(name)
-    }
-
     /// The reply to a lone read that the published state answers (`status`, `ping`), or nil: everything else goes
     /// through `run`.
     public func answerAtOnce(_ lines: [String], mode: MPDSession.ListMode, client: ClientState) -> [UInt8]? {

@@ -15,7 +15,6 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     private let connections: ConnectionRegistry
     private var subscription: Int?
     private var readHeld = false
-    private var taskExecutor: EventLoopTaskExecutor?
     private var closing = false
 
     init(executor: CommandExecutor, tracker: ChangeTracker, connections: ConnectionRegistry) {
@@ -129,24 +128,12 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         let loop = context.eventLoop
         let executor = self.executor
         let state = client
-        let work: @Sendable () async -> Void = {
+        Task {
             var client = state
             let (reply, close) = await executor.run(lines, mode: mode, client: &client)
             let after = client
             loop.execute { bound.value.finished(reply, close: close, client: after) }
         }
-        if executor.runsOnTheLoop(lines, mode: mode) {
-            Task(executorPreference: loopExecutor(loop), operation: work)
-        } else {
-            Task(operation: work)
-        }
-    }
-
-    private func loopExecutor(_ loop: any EventLoop) -> EventLoopTaskExecutor {
-        if let taskExecutor { return taskExecutor }
-        let made = EventLoopTaskExecutor(loop)
-        taskExecutor = made
-        return made
     }
 
     private func finished(_ reply: [UInt8], close: Bool, client: CommandExecutor.ClientState) {
