@@ -319,6 +319,10 @@ public final class LocalLibrary: SourcePlugin {
         return TrackMetadata(url: uri.absoluteString, title: path.stem)
     }
 
+    /// Only a file `resolve` did not find in the index: an indexed one came with the index's record, length included,
+    /// which `enrich` would read again (a database read for each of 10,000 entries added at once).
+    public func needsEnrichment(_ resolved: TrackMetadata) -> Bool { resolved.length == nil }
+
     /// Index metadata when the file is indexed; else its tags, read now (off the caller's executor).
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
         guard let url = URL(string: metadata.url), let path = RawPath(fileURL: url) else { return metadata }

@@ -259,6 +259,7 @@ import TonearmCore
         let art = try #require(metadata.artUrl.flatMap(URL.init(string:)))
         #expect([UInt8](try Data(contentsOf: art)) == expected.embeddedCover)
         #expect(await library.enrich(TrackMetadata(url: blueURL.absoluteString)).title == "Blue in Green")
+        #expect(!library.needsEnrichment(metadata), "the index's record is complete: enriching it reads it again")
 
         // The non-UTF-8 name resolves through its percent-encoded URI.
         let latin1 = try #require(URL(string: RawPath(fixture.url("latin1").path).uri + "/caf%E9.wav"))
@@ -274,6 +275,7 @@ import TonearmCore
         let fresh = fixture.url("later/fresh.flac")
         try copy(try await Media.shared.file(.flac, tags: [("title", "Fresh"), ("artist", "Someone")]), to: fresh)
         #expect(try await library.resolve(fresh).title == "fresh")
+        #expect(library.needsEnrichment(try await library.resolve(fresh)))
         let enriched = await library.enrich(try await library.resolve(fresh))
         #expect(enriched.title == "Fresh" && enriched.artists == ["Someone"])
     }

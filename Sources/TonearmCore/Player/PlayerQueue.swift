@@ -235,7 +235,7 @@ extension Player {
         for (track, (_, plugin)) in zip(tracks, resolved) {
             emit(.trackAdded(track, after: after ?? .noTrack))
             after = track.id
-            enrichments.add(track.id, plugin)
+            if plugin.needsEnrichment(track.metadata) { enrichments.add(track.id, plugin) }
         }
         if queue.currentID == nil, let first = queue.playOrder.first { queue.setCurrent(first) }
         changedQueueShape()
@@ -250,7 +250,9 @@ extension Player {
         let tracks = resolved.map { queue.makeTrack($0.0) }
         _ = queue.insert(tracks, at: .end)
         queue.setCurrent(queue.playOrder.first)
-        for (track, (_, plugin)) in zip(tracks, resolved) { enrichments.add(track.id, plugin) }
+        for (track, (_, plugin)) in zip(tracks, resolved) where plugin.needsEnrichment(track.metadata) {
+            enrichments.add(track.id, plugin)
+        }
         emit(.trackListReplaced(queue.ids, current: queue.currentID))
         changedQueueShape()
         return tracks.map(\.id)

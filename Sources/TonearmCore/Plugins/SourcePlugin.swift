@@ -12,6 +12,8 @@ public protocol SourcePlugin: Sendable {
     func resolve(_ uri: URL) async throws -> TrackMetadata
     /// Slower, complete metadata (tags, length, cover art); called off the player's path.
     func enrich(_ metadata: TrackMetadata) async -> TrackMetadata
+    /// Whether what `resolve` gave is worth an `enrich` (false when it is complete already, as an index's record is).
+    func needsEnrichment(_ resolved: TrackMetadata) -> Bool
     /// Checks by content that the URI can be played (for OpenUri, which must refuse what it cannot play).
     func verify(_ uri: URL) async throws
     /// Called when one of its tracks starts to be heard.
@@ -30,6 +32,7 @@ public protocol SourcePlugin: Sendable {
 
 extension SourcePlugin {
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata { metadata }
+    public func needsEnrichment(_ resolved: TrackMetadata) -> Bool { true }
     public func verify(_ uri: URL) async throws {}
     public func trackStarted(_ metadata: TrackMetadata) async {}
     public func expand(_ uri: URL) async throws -> PlaylistExpansion? { nil }
