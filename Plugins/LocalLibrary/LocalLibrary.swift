@@ -274,7 +274,10 @@ public final class LocalLibrary: SourcePlugin {
         guard let path = RawPath(fileURL: uri) else { return nil }
         let key = path.uri
         return try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Index.trackColumns) FROM tracks WHERE uri = ?", arguments: [key]).map(Index.track)
+            // A statement compiled once per connection: each `add` of an MPD client's 10,000 looks a track up, and
+            // compiling the query each time (with GRDB's authorizer) was a tenth of the add's time.
+            let statement = try db.cachedStatement(sql: "SELECT \(Index.trackColumns) FROM tracks WHERE uri = ?")
+            return try Row.fetchOne(statement, arguments: [key]).map(Index.track)
         }
     }
 

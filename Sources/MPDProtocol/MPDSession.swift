@@ -74,6 +74,9 @@ public struct MPDSession: Sendable {
             }
             let total = bytes + line.utf8.count + 1
             guard total <= maximumListBytes else { return closeNow() }
+            // The state lets go of the lines first, so appending does not copy them all (a list of 10,000 `add`s
+            // was quadratic).
+            state = .ready
             lines.append(line)
             state = .collecting(lines: lines, bytes: total, mode: mode)
             return []
