@@ -87,7 +87,9 @@ import Testing
         var paths: [String] = []
         for (i, name) in ["often.wav", "once.wav", "rated.wav"].enumerated() {
             let url = folder.appendingPathComponent(name)
-            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 1, sampleRate: 11025, channels: 1).write(to: url)
+            // Heard time counts while the pipeline says it plays: on a loaded machine that word can come late, and a
+            // 1 s track then lost its count (half of it must be heard); 4 s leave room for it.
+            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 4, sampleRate: 11025, channels: 1).write(to: url)
             paths.append(url.path)
         }
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
