@@ -73,6 +73,7 @@ struct Bench: Sendable {
     private func measureRun(_ player: Player, _ results: inout Results) async throws -> [Metric: Double] {
         var figures: [Metric: Double] = [:]
         let settle = settings.idleSettle
+        if !(await MachineQuiet.wait(limit: settle * 5)) { log("\(player.label): the machine was not quiet before its start") }
         let (startup, rssIdle) = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
             let startup = try await session.launchAndAsk(player, .idle, ask: true)
             try await Task.sleep(for: settle)
@@ -81,6 +82,7 @@ struct Bench: Sendable {
         figures[.startup] = startup.name.microseconds / 1000
         if let answer = startup.answer { figures[.startupAnswer] = answer.microseconds / 1000 }
         figures[.rssIdle] = rssIdle
+        await MachineQuiet.wait(limit: settle * 5)
         let cold = try await Session.with(gstRegistry: nil, for: player) { try await $0.launch(player, .idle).0 }
         figures[.coldStartup] = cold.microseconds / 1000
 
