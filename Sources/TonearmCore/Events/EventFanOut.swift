@@ -22,10 +22,8 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     private struct State {
         var sequence: UInt64 = 0
         var subscribers: [UInt64: EventSubscription<Event>] = [:]
-        var listeners: [UInt64: (listener: EventListener<Event>, first: Bool)] = [:]
-        /// The listeners in the order they are handed each event: the `first` ones, then the others, each in the
-        /// order they came.
-        var ordered: [EventListener<Event>] = []
+        /// In the order they are handed each event: the `first` ones, then the others, each in the order they came.
+        var listeners: [(key: UInt64, listener: EventListener<Event>, first: Bool)] = []
         /// Events numbered but not yet handed to the listeners, oldest first.
         var undelivered: [Sequenced<Event>] = []
         /// Whether some publisher is handing events to the listeners now (the others leave theirs to it).
@@ -72,25 +70,16 @@ public final class EventFanOut<Event: Sendable>: Sendable {
             s.nextKey += 1
             let key = s.nextKey
             let listener = EventListener<Event>(deliver: deliver) { [weak self] in
-                self?.state.withLock { s in
-                    s.listeners.removeValue(forKey: key)
-                    Self.order(&s)
-                }
+                self?.state.withLock { $0.listeners.removeAll { $0.key == key } }
             }
             if !s.finished {
-                s.listeners[key] = (listener, first)
-                Self.order(&s)
+                let at = first ? s.listeners.firstIndex { !$0.first } ?? s.listeners.endIndex : s.listeners.endIndex
+                s.listeners.insert((key, listener, first), at: at)
             }
             return (listener, s.finished)
         }
         if finished { listener.end() }
         return listener
-    }
-
-    private static func order(_ s: inout State) {
-        let keys = s.listeners.keys.sorted()
-        s.ordered = keys.filter { s.listeners[$0]!.first }.map { s.listeners[$0]!.listener }
-            + keys.filter { !s.listeners[$0]!.first }.map { s.listeners[$0]!.listener }
     }
 
     /// Hands `event` to every subscriber's buffer and every listener, and returns; returns its sequence number.
@@ -130,7 +119,7 @@ public final class EventFanOut<Event: Sendable>: Sendable {
                 guard !s.delivering, !s.undelivered.isEmpty else { return nil }
                 s.delivering = true
                 defer { s.undelivered.removeAll(keepingCapacity: true) }
-                return (s.undelivered, s.ordered)
+                return (s.undelivered, s.listeners.map(\.listener))
             }
             guard let (items, listeners) = batch else { return }
             for item in items {
@@ -144,8 +133,8 @@ public final class EventFanOut<Event: Sendable>: Sendable {
     public func finish() {
         let (subscribers, listeners) = state.withLock { s -> ([EventSubscription<Event>], [EventListener<Event>]) in
             s.finished = true
-            defer { s.subscribers = [:]; s.listeners = [:]; s.ordered = [] }
-            return (Array(s.subscribers.values), s.ordered)
+            defer { s.subscribers = [:]; s.listeners = [] }
+            return (Array(s.subscribers.values), s.listeners.map(\.listener))
         }
         for subscriber in subscribers { subscriber.finish() }
         for listener in listeners { listener.end() }

@@ -39,8 +39,6 @@ public struct PlayQueue: Sendable, Codable, Equatable {
         for index in start..<tracks.count { positions[tracks[index].id] = index }
     }
 
-    private func index(of id: TrackID) -> Int? { positions[id] }
-
     /// Where the entry is in list order, without a scan.
     public func position(of id: TrackID) -> Int? { positions[id] }
 
@@ -50,8 +48,8 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     public var ids: [TrackID] { tracks.map(\.id) }
     public var current: Track? { currentID.flatMap(track) }
 
-    public func track(_ id: TrackID) -> Track? { index(of: id).map { tracks[$0] } }
-    public func contains(_ id: TrackID) -> Bool { index(of: id) != nil }
+    public func track(_ id: TrackID) -> Track? { position(of: id).map { tracks[$0] } }
+    public func contains(_ id: TrackID) -> Bool { position(of: id) != nil }
 
     /// The order tracks play in.
     public var playOrder: [TrackID] { shuffle ? shuffledOrder : ids }
@@ -60,7 +58,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// so LoopStatus.track repeats it; a user's Next moves on regardless.
     public func next(after id: TrackID?, automatic: Bool) -> TrackID? {
         guard !shuffle else { return Self.next(in: shuffledOrder, after: id, index: shuffledOrder.firstIndex(of:), automatic, loop) }
-        return Self.next(in: tracks.lazy.map(\.id), after: id, index: index(of:), automatic, loop)
+        return Self.next(in: tracks.lazy.map(\.id), after: id, index: position(of:), automatic, loop)
     }
 
     private static func next<Order: RandomAccessCollection<TrackID>>(
@@ -76,7 +74,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// The track before `id` in play order (wrapping only with LoopStatus.playlist).
     public func previous(before id: TrackID?) -> TrackID? {
         guard let id else { return nil }
-        let index = shuffle ? shuffledOrder.firstIndex(of: id) : index(of: id)
+        let index = shuffle ? shuffledOrder.firstIndex(of: id) : position(of: id)
         guard let index else { return nil }
         if index > 0 { return shuffle ? shuffledOrder[index - 1] : tracks[index - 1].id }
         return loop == .playlist ? (shuffle ? shuffledOrder.last : tracks.last?.id) : nil
@@ -104,9 +102,9 @@ public struct PlayQueue: Sendable, Codable, Equatable {
         case .end: listIndex = tracks.count
         case .front: listIndex = 0
         case .afterCurrent:
-            listIndex = currentID.flatMap(index(of:)).map { $0 + 1 } ?? tracks.count
+            listIndex = currentID.flatMap(self.position(of:)).map { $0 + 1 } ?? tracks.count
         case .after(let id):
-            guard let i = index(of: id) else { return false }
+            guard let i = self.position(of: id) else { return false }
             listIndex = i + 1
         }
         tracks.insert(contentsOf: new, at: listIndex)
@@ -136,7 +134,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// Removes an entry. When it was current, the current entry becomes the one that followed it (or none).
     @discardableResult
     public mutating func remove(_ id: TrackID) -> Bool {
-        guard let index = index(of: id) else { return false }
+        guard let index = position(of: id) else { return false }
         if currentID == id {
             currentID = next(after: id, automatic: false) == id ? nil : next(after: id, automatic: false)
         }
@@ -151,7 +149,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     /// Moves an entry after another one (nil: to the front).
     @discardableResult
     public mutating func move(_ id: TrackID, after other: TrackID?) -> Bool {
-        guard id != other, let from = index(of: id) else { return false }
+        guard id != other, let from = position(of: id) else { return false }
         if let other, !contains(other) { return false }
         let entry = tracks.remove(at: from)
         let to = other.flatMap { o in tracks.firstIndex { $0.id == o } }.map { $0 + 1 } ?? 0
@@ -199,7 +197,7 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     }
 
     public mutating func updateMetadata(_ id: TrackID, _ metadata: TrackMetadata) {
-        guard let index = index(of: id) else { return }
+        guard let index = position(of: id) else { return }
         tracks[index].metadata = metadata
     }
 
