@@ -464,6 +464,7 @@ final class PipelineShell: Sendable {
             let watching = machine.withLock { $0.isWatching }
             let timeout = (watching ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
+                if machine.withLock({ $0.isPrerolling }) { send(.progress(now: .now)) }
                 if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
                     outputFailed(GStreamer.parseError(message), from: source)
                 } else if let input = decode(message) {

@@ -28,6 +28,6 @@ extension PlaybackError {
     /// The item did not preroll in time (engine-made, domain "core").
     static func timedOut(_ limit: Duration) -> PlaybackError {
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        return PlaybackError(domain: "core", code: 0, message: "Timed out: the stream did not start within \(seconds) s.")
+        return PlaybackError(domain: "core", code: 0, message: "Timed out: the stream did not start (nothing happened in \(seconds) s).")
     }
 }

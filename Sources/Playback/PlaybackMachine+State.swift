@@ -14,6 +14,9 @@ extension PlaybackMachine {
     }
 
     struct Preroll: Equatable {
+        /// When the load was asked for: the preroll is given up on at `prerollCeiling` past it, whatever happens.
+        var began: ContinuousClock.Instant
+        /// The preroll timeout past the last sign of progress from the pipeline.
         var deadline: ContinuousClock.Instant
         /// The seek waiting for the preroll: a start position, a seek asked for while opening, or a rate.
         var startSeek: StartSeek?

@@ -60,6 +60,9 @@ public struct PlaybackMachine: Sendable {
         case endOfStream
         case error(PlaybackError, now: ContinuousClock.Instant)
         case buffering(percent: Int)
+        /// Any message of the pipeline came through the bus (an element changed state, a stream started, tags): it is
+        /// working, however slowly, so a preroll's deadline moves on.
+        case progress(now: ContinuousClock.Instant)
         /// Runs after every bus pop (a message or a time-out): deadlines and progress watches.
         /// `playing`: playbin is in PLAYING and heading nowhere else.
         case tick(now: ContinuousClock.Instant, position: Int64?, playing: Bool = false)
@@ -112,7 +115,12 @@ public struct PlaybackMachine: Sendable {
         public var prerollingFromStart = false
     }
 
+    /// How long a preroll may go without any sign of progress from the pipeline before the item fails: a stalled
+    /// source or a truncated file that hangs playbin. Counted from the last sign, not from the load, so a machine
+    /// slowed down by load (a synth reading its SoundFont, plugins loaded for the first time) is not mistaken for one.
     public let prerollTimeout: Duration
+    /// The longest a preroll may take, progress or not.
+    public var prerollCeiling: Duration { prerollTimeout * 6 }
 
     /// What the pipeline is doing, with what that state needs to know.
     private(set) var state = State.idle
@@ -164,9 +172,15 @@ public struct PlaybackMachine: Sendable {
     public var currentItem: PlaybackItem? { item }
     /// The pipeline state last reported by `.stateChanged`.
     public var reportedState: PlaybackState { reported ?? .stopped }
+    /// Whether an item is opening: its deadline moves on with each sign of progress (`.progress`).
+    public var isPrerolling: Bool {
+        if case .prerolling = state { return true }
+        return false
+    }
+
     /// Whether the bus thread should wake often: a deadline or a hand-over is being watched.
     public var isWatching: Bool {
-        if case .prerolling = state { return true }
+        if isPrerolling { return true }
         // A landed seek is watched only while it should play on: held paused, the daemon stays idle.
         return (state.hasLanded && status == .playing) || state.handOver.map { $0 != .clear } ?? false
     }
@@ -278,6 +292,12 @@ public struct PlaybackMachine: Sendable {
             return failed(error, now: now)
         case .buffering(let percent):
             return buffering(percent)
+        case .progress(let now):
+            if case .prerolling(var preroll) = state {
+                preroll.deadline = max(preroll.deadline, min(now.advanced(by: prerollTimeout), preroll.began.advanced(by: prerollCeiling)))
+                state = .prerolling(preroll)
+            }
+            return []
         case .tick(let now, let position, let playing):
             return playingAgain(playing) + tick(now: now, position: position)
         case .stateCheck(let current, let target, let now):
@@ -309,7 +329,7 @@ public struct PlaybackMachine: Sendable {
         let seekAtStart = position > 0 || rate != 1
         let startSeek = seekAtStart
             ? StartSeek(position: position, target: position > 0 ? position : nil, reports: reload || position > 0) : nil
-        state = .prerolling(Preroll(deadline: now.advanced(by: prerollTimeout), startSeek: startSeek))
+        state = .prerolling(Preroll(began: now, deadline: now.advanced(by: prerollTimeout), startSeek: startSeek))
         return [reset(fully: fully), .postMarker(generation, stopped: false), .setURI(new.uri),
                 .setState(paused || seekAtStart ? .paused : .playing)]
     }

@@ -219,6 +219,18 @@ public final class SignalRecorder: @unchecked Sendable {
 }
 
 extension Daemon {
+    /// Reads a WAV the daemon rendered; when it is not one (a track that never started leaves an empty or unfinished
+    /// file), records its size and the daemon's log, which say why, and throws.
+    public func rendering(_ url: URL) throws -> WAV {
+        do {
+            return try WAV.read(url)
+        } catch {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
+            Issue.record("\(url.lastPathComponent) is not a WAV (\(size) bytes); the daemon's log:\n\(log.suffix(6000))")
+            throw error
+        }
+    }
+
     /// Waits for the end of what was queued: Playing announced (in `changes`, recorded from before the start), then
     /// Stopped. Stopped alone is also the state before the first track starts.
     public func waitForTheEnd(_ what: String, after changes: SignalRecorder, timeout: Duration = .seconds(60)) async throws {

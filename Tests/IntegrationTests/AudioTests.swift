@@ -22,7 +22,7 @@ import Testing
         try await d.waitForTheEnd("both played, then Stopped", after: changes)
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let audible = try #require(AudioCheck.trimmedRange(rendered))
         let body = Array(rendered[audible])
         #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
@@ -49,7 +49,7 @@ import Testing
         try await d.start(paths, sink: "wavenc ! filesink location=\(out.path)")
         try await d.waitForTheEnd("all three played, then Stopped", after: changes)
         _ = await d.terminate()
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])
         #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
         #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")

@@ -12,6 +12,7 @@ import Testing
     @Test func oneSongFromLocalsendCliLandsInReceivedAndPlays() async throws {
         let rig = try await LocalSendRig("accept = \"open\"")
         let song = try rig.song("Morning.wav", seed: 1, seconds: 1.5)
+        let changes = try await SignalRecorder(rig.d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let sent = try await rig.inside(rig.bin + "/localsend-cli", ["send", "127.0.0.1", song, "--json"])
         #expect(sent.status == 0, "\(sent.out)\n\(sent.err)")
         #expect(sent.out.contains("\"event\": \"sent\""), "\(sent.out)")
@@ -21,14 +22,16 @@ import Testing
         let from = try #require(rig.fromDevice.first)
         #expect(from.sender.hasPrefix("localsend-cli@") && from.name == "Morning.wav" && from.reason.isEmpty)
         #expect(from.uri == URL(fileURLWithPath: stored.path).absoluteString)
+        // FromDevice answers the sender once the file is stored; Received follows once the library has it.
+        try await rig.d.waitFor("Received") { !rig.recorder.named("Received").isEmpty }
         #expect(rig.recorder.named("Received").first?.arguments.first?.stringValue == from.uri)
         // on-receive = play (the default): it plays now, to its end.
         try await rig.d.waitFor("the received song playing") { try await rig.d.metadata()["xesam:url"]?.stringValue == from.uri }
-        try await rig.d.waitFor("the song played to its end") { try await rig.d.status() == "Stopped" }
+        try await rig.d.waitForTheEnd("the song played to its end", after: changes)
         // SIGTERM takes the graceful path through the LocalSend server too.
         #expect(await rig.d.terminate() == 0)
         #expect(rig.d.log.contains("LocalSend server") == false, "\(rig.d.log.suffix(1500))")
-        let rendered = try WAV.read(rig.out).mono
+        let rendered = try rig.d.rendering(rig.out).mono
         let audible = try #require(AudioCheck.trimmedRange(rendered))
         let seconds = Double(audible.count) / 11025
         #expect(abs(seconds - 1.5) < 0.2, "rendered \(seconds) s of the 1.5 s song")

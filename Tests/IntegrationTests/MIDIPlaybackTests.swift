@@ -58,11 +58,7 @@ import Testing
         #expect(metadata["xesam:title"]?.stringValue?.isEmpty == false)
         _ = await d.terminate()
 
-        guard let wav = try? WAV.read(out) else {
-            let size = (try? FileManager.default.attributesOfItem(atPath: out.path)[.size] as? Int) ?? -1
-            Issue.record("\(name): the rendering is not a WAV (\(size) bytes); the daemon's log:\n\(d.log.suffix(6000))")
-            return
-        }
+        let wav = try d.rendering(out)
         #expect(abs(wav.seconds - seconds) <= 0.05, "\(name): rendered \(wav.seconds) s, computed \(seconds) s")
         let peak = wav.samples.map { abs(Int($0)) }.max() ?? 0
         #expect(peak > 300, "\(name): silent (peak \(peak))")
@@ -112,7 +108,7 @@ import Testing
                 "Seeked(\(landed)) after Seek(+3 s) from \(before) µs, \(took) µs between")
         try await d.waitFor("played to the end", timeout: .seconds(60)) { try await d.status() == "Stopped" }
         _ = await d.terminate()
-        let wav = try WAV.read(out)
+        let wav = try d.rendering(out)
         // Rendered = what reached the sink before the seek + the rest from where it landed. The first part is at
         // most the position the seek was added to (a starved machine renders behind the clock), so whatever the
         // load: the rest after the landing was all heard, and about 3 s of the 12 were skipped.
@@ -142,7 +138,7 @@ import Testing
         try await d.waitFor("played to the end", timeout: .seconds(30)) { try await d.status() == "Stopped" }
         #expect(failures.signals.isEmpty, "\(failures.signals)")
         _ = await d.terminate()
-        #expect(abs(try WAV.read(out).seconds - (Self.cases[2].seconds - resumedAt)) <= 0.05, "resumed at \(resumedAt) s")
+        #expect(abs(try d.rendering(out).seconds - (Self.cases[2].seconds - resumedAt)) <= 0.05, "resumed at \(resumedAt) s")
     }
 
     @Test func malformedFilesAreReportedAndSkipped() async throws {

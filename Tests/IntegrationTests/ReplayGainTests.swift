@@ -87,7 +87,7 @@ import Testing
         }
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let start = try #require(rendered.firstIndex { $0 != 0 })
         let heard = Array(rendered[start...])
         let source = Self.cosine(0..<cuts[3]).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
@@ -139,7 +139,7 @@ import Testing
         }
         _ = await d.terminate()
 
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let start = try #require(rendered.firstIndex { $0 != 0 })
         let heard = Array(rendered[start...])
         let source = Self.cosine(0..<96_000, peak: hotPeak).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)

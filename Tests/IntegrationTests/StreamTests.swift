@@ -317,7 +317,7 @@ import Testing
             try await d.status() == "Stopped" && FileManager.default.fileExists(atPath: out.path)
         }
         _ = await d.terminate()
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])
         #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
         #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")
@@ -420,7 +420,7 @@ import Testing
         #expect(try await d.tracks().count == 1)
         #expect(try await d.metadata()["xesam:url"]?.stringValue == server.url("/tone.wav"))
         _ = await d.terminate()
-        let rendered = try WAV.read(out).mono
+        let rendered = try d.rendering(out).mono
         let heard = try #require(AudioCheck.trimmedRange(rendered))
         #expect(abs(heard.count - Int(1.5 * 44100)) < 2205, "rendered \(heard.count) frames of 1.5 s")
         #expect(server.requests.contains { $0.hasPrefix("GET /tone.wav") }, "\(server.requests)")

@@ -203,7 +203,7 @@ import Testing
         try await d.waitForTheEnd("both played, then Stopped", after: changes)
         _ = await d.terminate()
 
-        let rendered = try WAV.read(rig.out).mono
+        let rendered = try rig.d.rendering(rig.out).mono
         let audible = try #require(AudioCheck.trimmedRange(rendered))
         let body = Array(rendered[audible])
         #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")

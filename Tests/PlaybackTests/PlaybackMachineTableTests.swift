@@ -68,6 +68,7 @@ import Testing
         add("error") { _ in .error(PlaybackError(domain: "stream", code: 7, message: "bad"), now: at(0.5)) }
         add("buffering 40") { _ in .buffering(percent: 40) }
         add("buffering 100") { _ in .buffering(percent: 100) }
+        add("progress") { _ in .progress(now: at(5)) }
         add("tick") { _ in .tick(now: at(0.2), position: 59 * s) }
         add("tick 2 s on") { _ in .tick(now: at(2), position: 59 * s) }
         add("tick 4 s on") { _ in .tick(now: at(4), position: 59 * s) }

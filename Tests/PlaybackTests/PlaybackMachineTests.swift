@@ -590,6 +590,43 @@ import Testing
         #expect(r.effects.contains(.reset(fully: true)))
     }
 
+    @Test("a preroll that keeps making progress is waited for, up to the ceiling; silence from the pipeline ends it")
+    func prerollDeadlineMovesWithProgress() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.deliverMarkers()
+        // A sign of life at 8 s: 10 s of silence from then on, not from the load.
+        r.send(.progress(now: r.at(8)))
+        r.send(.tick(now: r.at(12), position: nil))
+        #expect(r.events.isEmpty)
+        r.send(.tick(now: r.at(18.5), position: nil))
+        #expect(r.events.count == 1, "silent for 10.5 s after the last progress")
+
+        // Progress every 5 s holds it open until six timeouts after the load, then it fails however busy it looks.
+        var busy = Rig()
+        busy.send(.load(Self.a, paused: false, at: 0, now: busy.t0))
+        busy.deliverMarkers()
+        for second in stride(from: 5.0, through: 55, by: 5) {
+            busy.send(.progress(now: busy.at(second)))
+            busy.send(.tick(now: busy.at(second + 0.1), position: nil))
+        }
+        #expect(busy.events.isEmpty)
+        busy.send(.progress(now: busy.at(59)))
+        busy.send(.tick(now: busy.at(60.1), position: nil))
+        #expect(busy.events.count == 1, "the ceiling is 60 s")
+        #expect(busy.effects.contains(.reset(fully: true)))
+    }
+
+    @Test("progress from before the current load's marker does not move its deadline")
+    func staleProgressIsIgnored() {
+        var r = Rig()
+        r.send(.load(Self.a, paused: false, at: 0, now: r.t0))
+        r.send(.progress(now: r.at(9)))
+        r.deliverMarkers()
+        r.send(.tick(now: r.at(10.5), position: nil))
+        #expect(r.events.count == 1)
+    }
+
     @Test("stop: status and position at once, .stopped reported when the marker comes through, play starts again at 0")
     func stopAndPlayAgain() {
         var r = Rig()
