@@ -1,6 +1,7 @@
 import CGStreamer
 import Foundation
 import Logging
+import Synchronization
 
 /// The sink bin built for one output, with the descriptor it writes to (a Snapcast FIFO or socket), which is closed
 /// only when the bin is let go of: after playbin has gone through NULL and dropped it.
@@ -49,6 +50,18 @@ final class OutputSink: @unchecked Sendable {
         }
     }
 
+    /// Builds the sink of an output opened before there was an engine (`PreparedOutput.connect`), on the descriptor
+    /// opened then.
+    static func build(_ prepared: PreparedOutput, logger: Logger) throws -> OutputSink {
+        switch prepared.output.kind {
+        case .snapcastPipe(_, let format), .snapcastTCP(_, _, let format):
+            if let fd = prepared.connection?.take() { return try writing(prepared.output, to: fd, format: format) }
+        case .local, .pipeline:
+            break
+        }
+        return try open(prepared.output, logger: logger)
+    }
+
     /// Where the audio waits while the real output is gone: silent, at the pace of the clock.
     static func parking(for output: AudioOutput) throws -> OutputSink {
         OutputSink(output: output, element: try AudioSink.parse("fakesink sync=true"), isNull: true, fd: nil, isParked: true)
@@ -90,15 +103,51 @@ final class OutputSink: @unchecked Sendable {
 public final class PreparedOutput: Sendable {
     public let output: AudioOutput
     let sink: OutputSink?
+    /// What a Snapcast output writes into, opened before its sink could be built.
+    let connection: Connection?
 
     init(_ sink: OutputSink) {
         output = sink.output
         self.sink = sink
+        connection = nil
     }
 
     /// For engines without GStreamer (tests' fakes): an output with nothing built.
     public init(unbuilt output: AudioOutput) {
         self.output = output
         sink = nil
+        connection = nil
+    }
+
+    private init(_ output: AudioOutput, connection: Connection?) {
+        self.output = output
+        sink = nil
+        self.connection = connection
+    }
+
+    /// Opens what `output` writes into without GStreamer, which may still be setting up: a Snapcast FIFO or socket
+    /// (so one that cannot be opened is refused now, as `prepareOutput` would); a device or a pipeline is checked
+    /// when its sink is built, at `useOutput`.
+    public static func connect(_ output: AudioOutput) throws -> PreparedOutput {
+        switch output.kind {
+        case .snapcastPipe(let path, _):
+            return PreparedOutput(output, connection: Connection(try OutputConnection.openFIFO(path)))
+        case .snapcastTCP(let host, let port, _):
+            return PreparedOutput(output, connection: Connection(try OutputConnection.connect(host: host, port: port)))
+        case .local, .pipeline:
+            return PreparedOutput(output, connection: nil)
+        }
+    }
+
+    /// A descriptor handed to one sink, or closed with its owner when none took it.
+    final class Connection: Sendable {
+        private let fd: Int32
+        private let taken = Atomic(false)
+
+        init(_ fd: Int32) { self.fd = fd }
+
+        func take() -> Int32? { taken.exchange(true, ordering: .acquiringAndReleasing) ? nil : fd }
+
+        deinit { if !taken.load(ordering: .acquiring) { close(fd) } }
     }
 }

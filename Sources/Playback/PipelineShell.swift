@@ -179,6 +179,22 @@ final class PipelineShell: Sendable {
         }
     }
 
+    /// Puts `output`, which could not be opened, in place of the current one: a silent stand-in plays for it, paused,
+    /// and `.outputFailed` says why, as for an output lost while playing.
+    func park(on output: AudioOutput, because error: PlaybackError, wasPlaying: Bool) {
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        commandLock.withLock { _ in
+            settle()
+            do {
+                swapSink(to: try OutputSink.parking(for: output), paused: true)
+            } catch {
+                logger.error("cannot build the stand-in sink: \(error)")
+                return
+            }
+            continuation.yield(.outputFailed(output, error, wasPlaying: wasPlaying))
+        }
+    }
+
     /// Must hold `commandLock`.
     private func swapSink(to new: OutputSink, paused: Bool?) {
         let position = reportedPosition

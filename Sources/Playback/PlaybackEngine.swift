@@ -61,9 +61,16 @@ public final class PlaybackEngine: Sendable {
 
     /// Moves playback to a prepared output: the same item at the same position after a short gap, held paused when
     /// `paused`, else as it was.
+    /// An output connected before the engine existed (`PreparedOutput.connect`) gets its sink built here; one that
+    /// cannot be built is taken as lost: held paused on a stand-in, reported by `.outputFailed`.
     public func useOutput(_ prepared: PreparedOutput, paused: Bool?) {
-        guard let sink = prepared.sink else { return }
-        shell.useSink(sink, paused: paused)
+        if let sink = prepared.sink { return shell.useSink(sink, paused: paused) }
+        do {
+            shell.useSink(try OutputSink.build(prepared, logger: shell.logger), paused: paused)
+        } catch {
+            let reason = error as? PlaybackError ?? OutputConnection.failure("\(error)")
+            shell.park(on: prepared.output, because: reason, wasPlaying: snapshot.status == .playing)
+        }
     }
 
     /// One stream for the engine's life; consume it from one task.

@@ -72,6 +72,36 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
+    @Test func anOutputChosenBeforeTheEngineIsReadyIsAnsweredAtOnceAndPlayedInto() async throws {
+        let d = try Daemon()
+        let chosen = d.media.file("chosen.wav"), first = d.media.file("first.wav")
+        try d.writeConfig("""
+            [outputs.file]
+            kind = "pipeline"
+            sink = "wavenc ! filesink location=\(chosen.path)"
+
+            """)
+        let song = try d.sine("song.wav", seconds: 1.5)
+        let gate = d.home.file("engine-gate")
+        d.extraEnvironment["TONEARM_ENGINE_GATE"] = gate.path
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([song], sink: "wavenc ! filesink location=\(first.path)")
+        // The switch is taken with no engine to open it yet, and every face reads it at once.
+        try await d.set(Daemon.tonearm, "Output", .string("file"))
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "file")
+        #expect(try await d.tonearm("output").out.contains("file"))
+        #expect(Self.enginesReady(d) == 0)
+        try Data().write(to: gate)
+        try await d.waitForTheEnd("the song played, then Stopped", after: changes)
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "file")
+        _ = await d.terminate()
+        // All of it went to the output chosen, nothing to the one the engine was built with.
+        let rendered = try d.rendering(chosen)
+        #expect(abs(rendered.seconds - 1.5) < 0.05, "rendered \(rendered.seconds) s")
+        let size = (try? FileManager.default.attributesOfItem(atPath: first.path)[.size] as? Int) ?? 0
+        #expect(size <= 44, "the first output got \(size) bytes")
+    }
+
     @Test func whileTheSourcesStartReadsShowTheSavedStateAndCommandsWaitInOrder() async throws {
         let d = try Daemon()
         let id = try await Self.savePaused(d, at: 7_000_000, volume: 0.5)

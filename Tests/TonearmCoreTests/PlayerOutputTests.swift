@@ -120,6 +120,37 @@ import Testing
         #expect(engine.commands.last == "output kitchen playing")
     }
 
+    @Test("an output switched to while GStreamer is still being set up is answered at once and used when the engine comes")
+    func aSwitchBeforeTheEngineIsNotHeld() async throws {
+        let deferred = DeferredEngine(output: .sink("fakesink sync=true"))
+        let file = AudioOutput(name: "file", kind: .pipeline("fakesink"))
+        // A Snapcast FIFO that is not there: connecting needs no GStreamer, so it is refused now, not later.
+        let missing = AudioOutput(name: "missing", kind: .snapcastPipe(path: art.file("no-fifo").path, format: .init()))
+        let player = Player(engine: deferred, plugins: [FakeSource()], stateStore: nil, artCache: ArtCache(folder: art.url),
+                            outputs: [file, missing])
+        await player.start()
+        let song = art.file("a.ogg")
+        try Data().write(to: song)
+        _ = await player.open([song.absoluteString])
+        await #expect { try await player.setOutput("missing") } throws: {
+            ($0 as? TonearmError)?.name == "org.tonearm.Error.OutputUnavailable" && ($0 as? TonearmError)?.message.contains("does not exist") == true
+        }
+        #expect(await player.outputName == "default")
+        try await player.setOutput("file")
+        #expect(await player.outputName == "file")
+        #expect(player.state.snapshot.output == "file", "every face reads it at once")
+        #expect(await player.snapshot.status == .playing)
+
+        let real = MachineEngine()
+        deferred.attach(real)
+        // Used before the item is handed over: nothing is played into the output the engine was built with.
+        let serial = try #require(player.state.snapshot.current?.id.serial)
+        #expect(real.commands.prefix(2) == ["output file", "load \(serial)"])
+        #expect(await player.outputName == "file")
+        real.prerollAndStart()
+        #expect(await player.snapshot.status == .playing)
+    }
+
     @Test func pausedMeanwhileStaysPausedWhenTheOutputIsBack() async throws {
         _ = try await playingAt12s()
         engine.setUnavailable(["default"])

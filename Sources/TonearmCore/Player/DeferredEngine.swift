@@ -6,7 +6,8 @@ import Synchronization
 /// thread of its own: until `attach`, commands go to a `PlaybackMachine` of its own, so status, item and position read
 /// as asked (a restored track holds paused at its saved position, Play promises playing); `attach` hands what they
 /// came to (the item, paused or playing, its position, rate, volume, gains, the hand-over provider) to the real engine,
-/// and from then on every call passes straight through.
+/// and from then on every call passes straight through. An output switched to meanwhile is connected at once (a
+/// Snapcast FIFO or socket needs no GStreamer) and its sink built when the engine comes, before anything plays.
 public final class DeferredEngine: PlaybackControl, Sendable {
     private struct State {
         // Never ticked: a track waiting for the engine does not time out.
@@ -18,12 +19,13 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         var equalizer: EqualizerCurve?
         var crossfade: (seconds: Double, curve: FadeCurve, silence: Double)?
         var isShutDown = false
+        /// The output switched to before `attach`.
+        var chosenOutput: PreparedOutput?
         /// Events of the machine, to hand on outside the lock.
         var pending: [PlaybackEvent] = []
     }
     private let state = Mutex(State())
     private let startOutput: AudioOutput
-    private let ready = DispatchSemaphore(value: 0)
     public let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
 
@@ -46,6 +48,9 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             if let curve = s.equalizer { real.setEqualizer(curve) }
             if let c = s.crossfade { real.setCrossfade(seconds: c.seconds, curve: c.curve, silenceThreshold: c.silence) }
             let snapshot = s.machine.snapshot
+            // Before the item, so that the first sound goes to the output chosen meanwhile.
+            if let chosen = s.chosenOutput { real.useOutput(chosen, paused: nil) }
+            s.chosenOutput = nil
             if let item = snapshot.item, snapshot.status != .stopped {
                 var item = item
                 if let gain = s.gains[item.token] { item.gain = gain }
@@ -59,7 +64,6 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             if state.withLock({ $0.isShutDown }) { real.shutdown() }
             return
         }
-        ready.signal()
         let realEvents = real.events
         Task { [continuation] in
             for await event in realEvents { continuation.yield(event) }
@@ -170,20 +174,24 @@ public final class DeferredEngine: PlaybackControl, Sendable {
 
     public func setEqualizer(_ curve: EqualizerCurve?) { route { $0.equalizer = curve }?.setEqualizer(curve) }
 
-    public var output: AudioOutput { state.withLock { $0.real }?.output ?? startOutput }
+    public var output: AudioOutput {
+        let (real, chosen) = state.withLock { ($0.real, $0.chosenOutput) }
+        return real?.output ?? chosen?.output ?? startOutput
+    }
 
-    /// Waits for the real engine (outputs are opened off the player's path); refused if it never comes.
+    /// Before the engine is attached a Snapcast output is connected (so one that cannot be is refused now) and the
+    /// rest taken as they are: a switch is never held until GStreamer is set up.
     public func prepareOutput(_ output: AudioOutput) throws -> PreparedOutput {
         if let real = state.withLock({ $0.real }) { return try real.prepareOutput(output) }
-        guard ready.wait(timeout: .now() + 60) == .success, let real = state.withLock({ $0.real }) else {
-            throw PlaybackError(domain: "output", code: 0, message: "the audio engine is still starting")
-        }
-        ready.signal() // for the next waiter
-        return try real.prepareOutput(output)
+        return try PreparedOutput.connect(output)
     }
 
     public func useOutput(_ prepared: PreparedOutput, paused: Bool?) {
-        state.withLock { $0.real }?.useOutput(prepared, paused: paused)
+        // Nothing was lost before the engine existed, so only a hold is carried over.
+        route { s in
+            s.chosenOutput = prepared
+            if paused == true { Self.send(.pause(now: .now), &s) }
+        }?.useOutput(prepared, paused: paused)
     }
 
     public func shutdown() {
