@@ -25,8 +25,8 @@ final class PipelineShell: Sendable {
     /// The crossfade, inside that filter.
     let crossfader: Crossfader
     let logger: Logger
-    let events: AsyncStream<PlaybackEvent>
-    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+    let reports: AsyncStream<PlaybackReport>
+    private let continuation: AsyncStream<PlaybackReport>.Continuation
     private let machine: Mutex<PlaybackMachine>
     private let commandLock = Mutex<Void>(())
     /// Where Play's and Pause's state changes run, so that their caller has the new status at once instead of waiting
@@ -93,10 +93,10 @@ final class PipelineShell: Sendable {
         tn_object_set_object(playbin, "audio-filter", streamGain.bin)
         self.playbin = playbin
         self.bus = gst_element_get_bus(playbin)
-        (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .unbounded)
+        (reports, continuation) = AsyncStream.makeStream(of: PlaybackReport.self, bufferingPolicy: .unbounded)
         if let unavailable {
             logger.error("the output \(output.name) cannot be opened: \(unavailable.message)")
-            continuation.yield(.outputFailed(output, unavailable, wasPlaying: false))
+            continuation.yield(PlaybackReport(.outputFailed(output, unavailable, wasPlaying: false)))
         }
 
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
@@ -191,7 +191,7 @@ final class PipelineShell: Sendable {
                 logger.error("cannot build the stand-in sink: \(error)")
                 return
             }
-            continuation.yield(.outputFailed(output, error, wasPlaying: wasPlaying))
+            continuation.yield(PlaybackReport(.outputFailed(output, error, wasPlaying: wasPlaying)))
         }
     }
 
@@ -228,7 +228,7 @@ final class PipelineShell: Sendable {
             }
             logger.error("the output \(failing.output.name) failed: \(error.message) (\(error.debug ?? ""))")
             swapSink(to: parked, paused: true)
-            continuation.yield(.outputFailed(failing.output, error, wasPlaying: wasPlaying))
+            continuation.yield(PlaybackReport(.outputFailed(failing.output, error, wasPlaying: wasPlaying)))
         }
     }
 
@@ -350,7 +350,7 @@ final class PipelineShell: Sendable {
             if !ok { logger.info("GStreamer refused the seek to \(position) ns (rate \(rate))") }
             return .seekIssued(ok)
         case .emit(let event):
-            continuation.yield(event)
+            continuation.yield(PlaybackReport(event))
         case .wake:
             post(Self.wakeName, fields: "")
         case .log(let line):

@@ -4,7 +4,7 @@ import Logging
 /// The GStreamer side: one playbin, its bus thread, gapless hand-over; what it does is decided by its
 /// `PlaybackMachine`.
 ///
-/// All methods may be called from any thread. Events arrive in order on `events`, fed by the
+/// All methods may be called from any thread. Events arrive in order on `reports`, fed by the
 /// engine's bus thread. After `.finished` or `.failed` for the current item the engine waits:
 /// the caller `load`s what comes next or calls `stop`.
 public final class PlaybackEngine: Sendable {
@@ -73,8 +73,8 @@ public final class PlaybackEngine: Sendable {
         }
     }
 
-    /// One stream for the engine's life; consume it from one task.
-    public var events: AsyncStream<PlaybackEvent> { shell.events }
+    /// One stream for the engine's life, each event with when it happened; consume it from one task.
+    public var reports: AsyncStream<PlaybackReport> { shell.reports }
 
     /// Called synchronously on a GStreamer streaming thread inside `about-to-finish` with the
     /// item about to end; returns the item to hand over gaplessly, or nil. Must be fast.

@@ -1,4 +1,16 @@
-/// What the engine reports, in order, on `PlaybackEngine.events`.
+/// An event with the moment the engine saw it (on its bus thread): a player that gets to it late, on a loaded machine,
+/// still knows when it happened (how long a track was heard counts from there).
+public struct PlaybackReport: Sendable, Equatable {
+    public var event: PlaybackEvent
+    public var at: ContinuousClock.Instant
+
+    public init(_ event: PlaybackEvent, at: ContinuousClock.Instant = .now) {
+        self.event = event
+        self.at = at
+    }
+}
+
+/// What the engine reports, in order, on `PlaybackEngine.reports`.
 public enum PlaybackEvent: Sendable, Equatable {
     /// STREAM_START: this item is now heard (first load or gapless hand-over).
     case started(PlaybackItem)

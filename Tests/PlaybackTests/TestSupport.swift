@@ -31,10 +31,10 @@ final class EventLog: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(_ engine: PlaybackEngine) {
-        let stream = engine.events
+        let stream = engine.reports
         // Holds the log until the engine finishes its stream (shutdown).
         let t = Task { [self] in
-            for await event in stream { self.storage.withLock { $0.append(event) } }
+            for await report in stream { self.storage.withLock { $0.append(report.event) } }
         }
         task.withLock { $0 = t }
     }

@@ -25,11 +25,11 @@ final class MachineEngine: PlaybackControl, Sendable {
     /// Whether data can reach the engine from now on: false plays an engine still being built.
     func setCanReceiveData(_ can: Bool) { state.withLock { $0.canReceiveData = can } }
     private let state = Mutex(State())
-    let events: AsyncStream<PlaybackEvent>
-    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+    let reports: AsyncStream<PlaybackReport>
+    private let continuation: AsyncStream<PlaybackReport>.Continuation
 
     init() {
-        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (reports, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     var snapshot: PlaybackMachine.Snapshot { state.withLock { $0.machine.snapshot } }
@@ -95,7 +95,7 @@ final class MachineEngine: PlaybackControl, Sendable {
     func failOutput() {
         let (output, wasPlaying) = state.withLock { ($0.output, $0.machine.snapshot.status == .playing) }
         send(.reopen(at: reportedPosition, paused: true, now: .now), nil)
-        continuation.yield(.outputFailed(output, OutputConnection.failure("write: Broken pipe"), wasPlaying: wasPlaying))
+        continuation.yield(PlaybackReport(.outputFailed(output, OutputConnection.failure("write: Broken pipe"), wasPlaying: wasPlaying)))
     }
 
     // MARK: The fake pipeline
@@ -137,7 +137,7 @@ final class MachineEngine: PlaybackControl, Sendable {
     }
 
     private static func apply(_ input: PlaybackMachine.Input, _ s: inout State,
-                              _ continuation: AsyncStream<PlaybackEvent>.Continuation) -> Bool {
+                              _ continuation: AsyncStream<PlaybackReport>.Continuation) -> Bool {
         let step = s.machine.handle(input)
         for effect in step.effects {
             switch effect {
@@ -148,7 +148,7 @@ final class MachineEngine: PlaybackControl, Sendable {
                 _ = apply(.seekIssued(true), &s, continuation)
             case .postMarker(let gen, let stopped): _ = apply(.marker(gen, stopped: stopped), &s, continuation)
             case .postRejected(let gen): _ = apply(.rejectedMarker(gen), &s, continuation)
-            case .emit(let event): continuation.yield(event)
+            case .emit(let event): continuation.yield(PlaybackReport(event))
             case .setURI, .setState, .wake, .log: break
             }
         }

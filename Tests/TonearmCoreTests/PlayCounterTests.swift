@@ -35,6 +35,41 @@ import Testing
         #expect(r.skips.isEmpty)
     }
 
+    /// The engine's reports carry when they happened; on a loaded machine the player handles them late, after looks
+    /// of its own (checkpoints at each publication and tick). The count follows the reports' times.
+    @Test func lateHandledReportsCountFromWhenTheyHappened() {
+        let r = run([
+            // A 1 s track: PLAYING seen at 0.1 s but handled at 0.8 s, after a checkpoint made then.
+            (0, { c, t in c.started(a, title: nil, length: 1_000_000, playing: false, at: t) }),
+            (0.8, { c, t in c.checkpoint(at: t) }),
+            (0.1, { c, t in c.observe(playing: true, at: t) }),
+            (0.9, { c, t in c.checkpoint(at: t) }),
+            // Its end seen at 1.1 s, handled at 1.6 s: nothing after the end counts, and a later Next is no skip.
+            (1.1, { c, t in c.ended(at: t) }),
+            (1.6, { c, t in c.checkpoint(at: t) }),
+            (1.7, { c, t in c.movedOn(at: t, playing: true) }),
+        ])
+        #expect(r.counts.map(\.0) == [a], "heard from 0.1 s, not from when PLAYING was handled")
+        #expect(r.counts.first.map { abs($0.1 - 0.8) < 0.001 } == true, "counted at the checkpoint at 0.9 s: \(r.counts)")
+        #expect(r.skips.isEmpty, "a track that played to its end is not a skip")
+
+        // Heard while playing and up to the end the engine saw; a checkpoint after the end adds nothing.
+        var counter = PlayCounter()
+        _ = counter.started(a, title: nil, length: 10_000_000, playing: false, at: at(0))
+        _ = counter.observe(playing: true, at: at(0.1))
+        _ = counter.checkpoint(at: at(2))
+        _ = counter.ended(at: at(3.1))
+        _ = counter.checkpoint(at: at(9))
+        #expect(counter.listening?.heard == .seconds(3))
+        // A report stamped before the last checkpoint is taken as of that checkpoint: time never runs back.
+        var late = PlayCounter()
+        _ = late.started(a, title: nil, length: 10_000_000, playing: true, at: at(0))
+        _ = late.checkpoint(at: at(2))
+        _ = late.observe(playing: false, at: at(1.5))
+        _ = late.checkpoint(at: at(5))
+        #expect(late.listening?.heard == .seconds(2))
+    }
+
     @Test func fourMinutesCountALongTrack() {
         let r = run([
             (0, { c, t in c.started(a, title: nil, length: 3_600_000_000, playing: true, at: t) }),

@@ -26,13 +26,13 @@ public final class DeferredEngine: PlaybackControl, Sendable {
     }
     private let state = Mutex(State())
     private let startOutput: AudioOutput
-    public let events: AsyncStream<PlaybackEvent>
-    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+    public let reports: AsyncStream<PlaybackReport>
+    private let continuation: AsyncStream<PlaybackReport>.Continuation
 
     /// `output`: where the real engine will play, reported until it is attached.
     public init(output: AudioOutput) {
         startOutput = output
-        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (reports, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Whether the real engine is attached.
@@ -64,9 +64,9 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             if state.withLock({ $0.isShutDown }) { real.shutdown() }
             return
         }
-        let realEvents = real.events
+        let realReports = real.reports
         Task { [continuation] in
-            for await event in realEvents { continuation.yield(event) }
+            for await report in realReports { continuation.yield(report) }
             continuation.finish()
         }
     }
@@ -80,7 +80,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             defer { s.pending = [] }
             return (nil, s.pending)
         }
-        for event in events { continuation.yield(event) }
+        for event in events { continuation.yield(PlaybackReport(event)) }
         return real
     }
 

@@ -3,8 +3,8 @@ import Playback
 /// What the `Player` asks of a playback engine. `PlaybackEngine` is the real one; tests drive the `Player` with a
 /// fake that runs the same `PlaybackMachine` without GStreamer.
 public protocol PlaybackControl: AnyObject, Sendable {
-    /// One ordered stream of what the engine reports, for the engine's life.
-    var events: AsyncStream<PlaybackEvent> { get }
+    /// One ordered stream of what the engine reports and when it saw it, for the engine's life.
+    var reports: AsyncStream<PlaybackReport> { get }
     /// The status clients should be told, the item, seekability and rate.
     var snapshot: PlaybackMachine.Snapshot { get }
     /// The pipeline's own state as last reported (it lags a command until the pipeline gets there).

@@ -140,11 +140,11 @@ public actor Player {
         engine.setNextItemProvider { [handover] finishing in handover.next(after: finishing) }
         applyEqualizer()
         applyCrossfade(announce: false)
-        let engineEvents = engine.events
+        let engineReports = engine.reports
         tasks.append(Task { [weak self] in
-            for await event in engineEvents {
+            for await report in engineReports {
                 guard let self else { return }
-                await self.handle(event)
+                await self.handle(report.event, at: report.at)
             }
         })
         tasks.append(Task { [weak self, enrichments] in
@@ -294,7 +294,7 @@ public actor Player {
     /// Publishes the state after a change (with a `changed` event when anything a face shows changed) and sets
     /// the position basis afresh.
     func publish() {
-        observeListening()
+        checkListening()
         followLyricsTrack()
         let s = makeSnapshot()
         guard s != lastSnapshot else {
@@ -326,7 +326,7 @@ public actor Player {
     // MARK: Ticks
 
     func emitTick(position: Int64? = nil) {
-        observeListening()
+        checkListening()
         guard let id = loaded ?? queue.currentID else { return }
         // Every tick sets the faces' position basis afresh from the pipeline.
         let basis = makeBasis()

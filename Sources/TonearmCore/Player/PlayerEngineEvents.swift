@@ -2,9 +2,10 @@ import Foundation
 import Playback
 
 /// What the player does when the engine reports: a track heard, its length and tags, a seek settled, an end, a
-/// failure.
+/// failure. `at` is when the engine saw it: the time a track was heard counts from there, not from when the actor
+/// got to it.
 extension Player {
-    func handle(_ event: PlaybackEvent) {
+    func handle(_ event: PlaybackEvent, at: ContinuousClock.Instant = .now) {
         switch event {
         case .started(let item):
             let id = TrackID(serial: item.token)
@@ -24,7 +25,7 @@ extension Player {
             perform(actions)
             let repeated = heard == id || reconnected
             heard = id
-            if !reconnected { listeningStarted(id) }
+            if !reconnected { listeningStarted(id, at: at) }
             skipper.heard()
             let wasCurrent = queue.currentID == id
             queue.setCurrent(id)
@@ -38,7 +39,7 @@ extension Player {
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
             // the pipeline really moves or stops; so does the time a listen has been heard.
             channel.publish(position: makeBasis())
-            observeListening()
+            if case .stateChanged(let pipeline) = event { observeListening(pipeline, at: at) } else { observeListening(.playing, at: at) }
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
             // Over the network the pipeline's duration can be a guess from the first pages' bitrate (an Ogg over HTTP
@@ -59,6 +60,7 @@ extension Player {
                              ?? track.metadata.merging(tags, artCache: artCache))
         case .buffering(let item, let percent):
             perform(reconnector.buffering(TrackID(serial: item.token), percent))
+            observeListening(engine.pipelineState, at: at)
         case .outputFailed(let output, let error, let wasPlaying):
             outputFailed(output, error, wasPlaying: wasPlaying)
         case .seekCompleted(let item, let ns):
@@ -71,6 +73,8 @@ extension Player {
         case .finished(let item):
             let id = TrackID(serial: item.token)
             guard id == loaded else { return }
+            // Heard up to the end the engine saw, not up to when this is handled.
+            listeningEnded(at: at)
             // A live stream never ends by itself: the server closed it.
             switch reconnectIfLive(id, because: "the server closed the stream") {
             case .reconnecting: return

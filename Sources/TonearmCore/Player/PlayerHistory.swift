@@ -1,4 +1,5 @@
 import Foundation
+import Playback
 
 /// A write to the listening history, done in order off the actor.
 enum HistoryWork: Sendable {
@@ -39,22 +40,41 @@ extension Player {
     }
 
     /// Whether what plays is being heard now (not paused, buffering or waiting for the pipeline).
-    var isBeingHeard: Bool { status == .playing && engine.pipelineState == .playing && reconnector.level >= 100 }
+    var isBeingHeard: Bool { isHeard(engine.pipelineState) }
 
-    func observeListening() {
+    /// Whether what plays is heard while the pipeline is in `pipeline`.
+    func isHeard(_ pipeline: PlaybackState) -> Bool { status == .playing && pipeline == .playing && reconnector.level >= 100 }
+
+    /// The engine reported, at `now`, what the pipeline does (`pipeline`): heard from then on, or no longer.
+    func observeListening(_ pipeline: PlaybackState, at now: ContinuousClock.Instant) {
         if status == .stopped {
-            countListening(counter.stopped(at: .now))
+            countListening(counter.stopped(at: now))
         } else {
-            countListening(counter.observe(playing: isBeingHeard, at: .now))
+            countListening(counter.observe(playing: isHeard(pipeline), at: now))
         }
     }
 
-    /// A track began to be heard.
-    func listeningStarted(_ id: TrackID) {
+    /// A look between the engine's reports (each publication, each tick): a stop ends the listen, a listen heard
+    /// long enough counts now; whether it is heard changes only with the reports, which come with their own time.
+    func checkListening() {
+        if status == .stopped {
+            countListening(counter.stopped(at: .now))
+        } else {
+            countListening(counter.checkpoint(at: .now))
+        }
+    }
+
+    /// What was being heard played to its end at `now`.
+    func listeningEnded(at now: ContinuousClock.Instant) {
+        countListening(counter.ended(at: now))
+    }
+
+    /// A track began to be heard (at `now`, as the engine saw it).
+    func listeningStarted(_ id: TrackID, at now: ContinuousClock.Instant = .now) {
         guard let track = queue.track(id) else { return }
         let live = track.metadata.isLive == true
         countListening(counter.started(id, title: live ? track.metadata.title : nil, length: live ? nil : track.metadata.length,
-                                       playing: isBeingHeard, at: .now))
+                                       playing: isBeingHeard, at: now))
         if !live { historyQueue?.yield(.refresh(id, uri: track.uri)) }
         emit(.nowPlaying(id, track.metadata))
     }
