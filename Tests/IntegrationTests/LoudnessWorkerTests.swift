@@ -11,13 +11,16 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(12))) struct LoudnessWorkerTests {
     /// The processes whose parent is `parent` and whose command line has `--measure-loudness`.
     static func workers(of parent: pid_t) -> [pid_t] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        // Only processes started after the daemon (pids count up; a wrap of pid_max within one test is not expected):
-        // this is polled every few milliseconds for minutes, and reading every process's stat would keep one of this
-        // process's two concurrency threads busy, stalling the target's other tests.
-        return entries.compactMap(pid_t.init).filter { pid in
-            guard pid > parent, let stat = state(of: pid), stat.parent == parent,
-                  let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+        // The daemon's children as its threads list them (/proc/PID/task/TID/children): pid order says nothing, since
+        // pids wrap at pid_max (32,768 here) and a loaded suite starts that many processes within one test; reading
+        // every process's stat every few milliseconds would keep one of this process's two concurrency threads busy.
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? []
+        let children = tasks.flatMap { tid -> [pid_t] in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(parent)/task/\(tid)/children") else { return [] }
+            return String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pid_t($0) }
+        }
+        return children.filter { pid in
+            guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             return String(decoding: cmdline, as: UTF8.self).contains("--measure-loudness")
         }
     }
