@@ -31,7 +31,8 @@ extension DBusInterfaceHandler {
     public func answersOutOfOrder(_ method: String) -> Bool { false }
 
     /// By default what `answersOutOfOrder(method)` says; a handler overrides it when only some calls are slow (an
-    /// OpenUri of a network stream waits for the server, one of a local file does not).
+    /// OpenUri of a network stream waits for the server, one of a local file does not). Property reads come here too,
+    /// as `Get` (interface, property) and `GetAll` (interface): a slow constant property may be read out of order.
     public func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool { answersOutOfOrder(method) }
 }
 

@@ -75,6 +75,11 @@ final class ObjectTree: Sendable {
     /// Whether the handler of `call` answers it out of order (`DBusInterfaceHandler.answersOutOfOrder`).
     func answersOutOfOrder(_ call: IncomingCall) -> Bool {
         guard let handlers = lookup(call.path).handlers else { return false }
+        // A property read is the named interface's to decide.
+        if call.interface == Self.properties, call.member == "Get" || call.member == "GetAll",
+           case .success(let arguments) = call.arguments, let name = arguments.first?.stringValue {
+            return handlers.first { $0.interface.name == name }?.answersOutOfOrder(call.member, arguments) ?? false
+        }
         let handler = call.interface.map { name in handlers.first { $0.interface.name == name } }
             ?? handlers.first { $0.interface.method(named: call.member) != nil }
         guard let handler else { return false }

@@ -1,4 +1,5 @@
 import DBus
+import Dispatch
 import TonearmCore
 
 /// org.mpris.MediaPlayer2: who we are and what we can open.
@@ -35,7 +36,13 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
     }
 
     /// The constant properties, answered on the bus's thread (also while the daemon starts). Not SupportedMimeTypes:
-    /// it is read from GStreamer's registry on first use (about 5 ms), once GStreamer is up.
+    /// it is read from GStreamer's registry on first use (about 5 ms), once GStreamer is up, which after an install
+    /// or an update (the registry built again) takes a second or more; so reads that include it are answered out of
+    /// order, off the concurrency pool, and hold nothing else meanwhile. All of these are constant: no order to keep.
+    func answersOutOfOrder(_ method: String, _ arguments: [DBusValue]) -> Bool {
+        method == "GetAll" || (method == "Get" && arguments.dropFirst().first?.stringValue == "SupportedMimeTypes")
+    }
+
     func currentValue(_ property: String) -> DBusValue? {
         switch property {
         case "CanQuit": .bool(true)
@@ -51,7 +58,10 @@ struct MediaPlayer2Interface: DBusInterfaceHandler {
     func get(_ property: String) async throws -> DBusValue {
         if let value = currentValue(property) { return value }
         switch property {
-        case "SupportedMimeTypes": return .stringArray(Array(Set(media.supportedMimeTypes() + Self.playlistMimeTypes)).sorted())
+        case "SupportedMimeTypes":
+            let media = media
+            let types = try await DispatchQueue.global().run { media.supportedMimeTypes() }
+            return .stringArray(Array(Set(types + Self.playlistMimeTypes)).sorted())
         default: throw DBusError.unknownProperty(property)
         }
     }

@@ -53,6 +53,11 @@ public final class Daemon: @unchecked Sendable {
         env["XDG_DATA_HOME"] = home.file("data").path
         env["XDG_STATE_HOME"] = home.file("state").path
         env["XDG_CACHE_HOME"] = home.file("cache").path
+        // One GStreamer registry for every test's daemon, as a user's machine has one after the first start: in a fresh
+        // cache each daemon built its own, loading every plugin in scanner processes, and two dozen daemons starting
+        // at once on a loaded machine took 20 s and more to their engine. Tests of a slow or cold GStreamer set one of
+        // their own (`StartTests`).
+        env["GST_REGISTRY"] = Self.binDirectory.appendingPathComponent("tests-gst-registry.bin").path
         env.merge(extraEnvironment) { $1 }
         return env
     }

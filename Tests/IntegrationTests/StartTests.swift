@@ -102,6 +102,43 @@ import Testing
         #expect(size <= 44, "the first output got \(size) bytes")
     }
 
+    @Test func aReadOfTheMIMETypesWaitsForGStreamerAndHoldsNoOtherCall() async throws {
+        let d = try Daemon()
+        // GStreamer held back on purpose: a registry to build (as after an install or an update) whose plugin
+        // scanner waits for a file.
+        let gate = d.home.file("scanner-gate"), scanner = d.home.file("slow-scanner")
+        try "#!/bin/sh\nwhile [ ! -e '\(gate.path)' ]; do sleep 0.02; done\nexec \(Self.pluginScanner) \"$@\"\n"
+            .write(to: scanner, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scanner.path)
+        d.extraEnvironment["GST_REGISTRY"] = d.home.file("registry.bin").path
+        d.extraEnvironment["GST_PLUGIN_SCANNER"] = scanner.path
+        try await d.start()
+        // A panel widget reads the root's properties as soon as the name appears: they include the MIME types, which
+        // come from GStreamer's registry.
+        final class Flag: Sendable { let done = Mutex(false) }
+        let flag = Flag()
+        let root = Task {
+            defer { flag.done.withLock { $0 = true } }
+            return try await d.client.getAllProperties(destination: Daemon.busName, path: Daemon.path, interface: "org.mpris.MediaPlayer2")
+        }
+        // Calls after it are carried out and answered meanwhile, in their own order.
+        try await d.set(Daemon.player, "Volume", .double(0.5))
+        #expect(try await d.get(Daemon.player, "Volume") == .double(0.5))
+        _ = try await d.call(Daemon.player, "Play")
+        #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "default")
+        #expect(flag.done.withLock { $0 } == false, "the root's properties could not have been read yet")
+        #expect(Self.enginesReady(d) == 0)
+        try Data().write(to: gate)
+        let properties = try await root.value
+        let types = properties["SupportedMimeTypes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(types.contains("audio/x-wav") && types.contains("application/ogg"), "\(types)")
+        #expect(properties["Identity"]?.stringValue == "Tonearm")
+        try await d.waitFor("the engine") { Self.enginesReady(d) == 1 }
+    }
+
+    /// GStreamer's plugin scanner, as Debian installs it.
+    static let pluginScanner = "/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner"
+
     @Test func whileTheSourcesStartReadsShowTheSavedStateAndCommandsWaitInOrder() async throws {
         let d = try Daemon()
         let id = try await Self.savePaused(d, at: 7_000_000, volume: 0.5)
