@@ -38,8 +38,11 @@ public final class UPnPRenderer: Sendable {
     let logger: Logger
     /// Where the UUID is kept across starts.
     let storageFolder: URL
+    /// What this machine's GStreamer decodes (read from its registry when the renderer starts, off the daemon's start).
+    private let mimeTypes: @Sendable () -> [String]
+    private let protocolInfo = Mutex("")
     /// What this machine's GStreamer decodes, as http-get protocol infos.
-    let sinkProtocolInfo: String
+    var sinkProtocolInfo: String { protocolInfo.withLock { $0 } }
     private let memory = Mutex(CastMemory())
     private let udn = Mutex("")
     private let port = Mutex<Int?>(nil)
@@ -62,7 +65,8 @@ public final class UPnPRenderer: Sendable {
         var ssdp: SSDPServer?
     }
 
-    public init(settings: UPnPSettings, player: Player, mimeTypes: [String], storageFolder: URL, logger: Logger) {
+    /// `mimeTypes` is asked once, on a thread of its own, when the renderer starts.
+    public init(settings: UPnPSettings, player: Player, mimeTypes: @escaping @Sendable () -> [String], storageFolder: URL, logger: Logger) {
         var settings = settings
         if let name = settings.interface {
             if let ip = Self.ipv4(ofInterface: name) {
@@ -77,8 +81,7 @@ public final class UPnPRenderer: Sendable {
         self.player = player
         self.storageFolder = storageFolder
         self.logger = logger
-        sinkProtocolInfo = mimeTypes.filter { $0.hasPrefix("audio/") || $0 == "application/ogg" }
-            .map { "http-get:*:\($0):*" }.joined(separator: ",")
+        self.mimeTypes = mimeTypes
         let box = Mutex<(@Sendable (String) -> [(String, String)])?>(nil)
         events = EventPublisher(maximum: settings.maximumSubscriptions, logger: logger) { service in
             box.withLock { $0 }?(service) ?? []
@@ -93,6 +96,13 @@ public final class UPnPRenderer: Sendable {
     /// goes on without the renderer.
     public func start() async {
         udn.withLock { $0 = "uuid:" + loadUUID() }
+        // Read from GStreamer's registry, which can take seconds while GStreamer is still being set up: on a thread
+        // of its own, not one of the concurrency pool's two, and before anything is served.
+        let mimeTypes = mimeTypes
+        let types = await withCheckedContinuation { done in DispatchQueue.global().async { done.resume(returning: mimeTypes()) } }
+        protocolInfo.withLock {
+            $0 = types.filter { $0.hasPrefix("audio/") || $0 == "application/ogg" }.map { "http-get:*:\($0):*" }.joined(separator: ",")
+        }
         let ready = AsyncStream<Int>.makeStream()
         let app: any ApplicationProtocol
         do { app = try application { ready.continuation.yield($0); ready.continuation.finish() } } catch {

@@ -106,8 +106,9 @@ struct Components {
                             playlists: playlists, webAddress: { web?.address }) {
             shutdown.request()
         }
+        let decoders = media
         upnp = plugins.upnp.enabled
-            ? UPnPRenderer(settings: plugins.upnp, player: player, mimeTypes: media.supportedMimeTypes(),
+            ? UPnPRenderer(settings: plugins.upnp, player: player, mimeTypes: { decoders.supportedMimeTypes() },
                            storageFolder: dirs.dataFolder.appendingPathComponent("upnp"), logger: Logger(label: "tonearm.upnp")) : nil
         scrobbler = plugins.scrobble.enabled
             ? Scrobbler(settings: plugins.scrobble, events: player.events, storageFolder: dirs.dataFolder.appendingPathComponent("scrobble"),
