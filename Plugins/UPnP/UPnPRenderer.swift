@@ -99,7 +99,7 @@ public final class UPnPRenderer: Sendable {
         // Read from GStreamer's registry, which can take seconds while GStreamer is still being set up: on a thread
         // of its own, not one of the concurrency pool's two, and before anything is served.
         let mimeTypes = mimeTypes
-        let types = await withCheckedContinuation { done in DispatchQueue.global().async { done.resume(returning: mimeTypes()) } }
+        let types = (try? await DispatchQueue.global().run { mimeTypes() }) ?? []
         protocolInfo.withLock {
             $0 = types.filter { $0.hasPrefix("audio/") || $0 == "application/ogg" }.map { "http-get:*:\($0):*" }.joined(separator: ",")
         }

@@ -185,14 +185,22 @@ final class PipelineShell: Sendable {
         guard !isShutDown.load(ordering: .acquiring) else { return }
         commandLock.withLock { _ in
             settle()
-            do {
-                swapSink(to: try OutputSink.parking(for: output), paused: true)
-            } catch {
-                logger.error("cannot build the stand-in sink: \(error)")
-                return
-            }
-            continuation.yield(PlaybackReport(.outputFailed(output, error, wasPlaying: wasPlaying)))
+            parkLocked(on: output, because: error, wasPlaying: wasPlaying)
         }
+    }
+
+    /// Must hold `commandLock`.
+    private func parkLocked(on output: AudioOutput, because error: PlaybackError, wasPlaying: Bool) {
+        let parked: OutputSink
+        do {
+            parked = try OutputSink.parking(for: output)
+        } catch {
+            logger.error("cannot build the stand-in sink: \(error)")
+            return
+        }
+        logger.error("the output \(output.name) failed: \(error.message) (\(error.debug ?? ""))")
+        swapSink(to: parked, paused: true)
+        continuation.yield(PlaybackReport(.outputFailed(output, error, wasPlaying: wasPlaying)))
     }
 
     /// Must hold `commandLock`.
@@ -219,16 +227,7 @@ final class PipelineShell: Sendable {
             // Switched away meanwhile: that sink's errors are stale.
             guard !failing.isParked, failing.contains(source) else { return }
             let wasPlaying = machine.withLock { $0.snapshot.status == .playing }
-            let parked: OutputSink
-            do {
-                parked = try OutputSink.parking(for: failing.output)
-            } catch {
-                logger.error("cannot build the stand-in sink: \(error)")
-                return
-            }
-            logger.error("the output \(failing.output.name) failed: \(error.message) (\(error.debug ?? ""))")
-            swapSink(to: parked, paused: true)
-            continuation.yield(PlaybackReport(.outputFailed(failing.output, error, wasPlaying: wasPlaying)))
+            parkLocked(on: failing.output, because: error, wasPlaying: wasPlaying)
         }
     }
 
@@ -480,7 +479,8 @@ final class PipelineShell: Sendable {
             let watching = machine.withLock { $0.isWatching }
             let timeout = (watching ? 50 : 1000) * tn_msecond()
             if let message = gst_bus_timed_pop_filtered(bus, timeout, mask) {
-                if machine.withLock({ $0.isPrerolling }) { send(.progress(now: .now)) }
+                // A sign of life for a preroll's deadline: it has no effects, so no command lock is taken for it.
+                machine.withLock { if $0.isPrerolling { _ = $0.handle(.progress(now: .now)) } }
                 if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
                     outputFailed(GStreamer.parseError(message), from: source)
                 } else if let input = decode(message) {

@@ -39,7 +39,8 @@ extension Player {
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
             // the pipeline really moves or stops; so does the time a listen has been heard.
             channel.publish(position: makeBasis())
-            if case .stateChanged(let pipeline) = event { observeListening(pipeline, at: at) } else { observeListening(.playing, at: at) }
+            let pipeline: PlaybackState = if case .stateChanged(let state) = event { state } else { .playing }  // .playingOn
+            observeListening(pipeline, at: at)
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
             // Over the network the pipeline's duration can be a guess from the first pages' bitrate (an Ogg over HTTP

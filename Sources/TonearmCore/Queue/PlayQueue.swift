@@ -150,9 +150,11 @@ public struct PlayQueue: Sendable, Codable, Equatable {
     @discardableResult
     public mutating func move(_ id: TrackID, after other: TrackID?) -> Bool {
         guard id != other, let from = position(of: id) else { return false }
-        if let other, !contains(other) { return false }
+        let after = other.flatMap(position(of:))
+        if other != nil, after == nil { return false }
         let entry = tracks.remove(at: from)
-        let to = other.flatMap { o in tracks.firstIndex { $0.id == o } }.map { $0 + 1 } ?? 0
+        // Just after `other`, which moves up one when it came after the entry taken out.
+        let to = after.map { $0 < from ? $0 + 1 : $0 } ?? 0
         tracks.insert(entry, at: to)
         reindex(from: min(from, to))
         return true
