@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 import TonearmCore
 
@@ -43,19 +44,19 @@ public final class CommandExecutor: Sendable {
     /// Commands any client may send before giving the password.
     static let open: Set<String> = ["password", "ping", "close"]
 
-    /// Commands answered from the published state alone, on the connection's event loop without a hop to a task.
-    static let answeredAtOnce: Set<String> = ["status", "ping"]
-
-    /// The reply to a lone read that the published state answers (`status`, `ping`), or nil: everything else goes
-    /// through `run`.
-    public func answerAtOnce(_ lines: [String], mode: MPDSession.ListMode, client: ClientState) -> [UInt8]? {
-        guard mode == .single, lines.count == 1, client.authorized,
-              let (name, arguments) = try? CommandTokenizer.tokenize(lines[0]),
-              Self.answeredAtOnce.contains(name), arguments.isEmpty else { return nil }
-        var reply = Reply()
-        if name == "status" { status(&reply) }
+    /// The reply to a lone `status` or `ping` line (blanks around it allowed), from the published state alone: it is
+    /// written on the connection's event loop without a hop to a task. Nil for any other line, which goes through
+    /// `run`. The caller checks that the line is a single command of an authorized client.
+    public func answerAtOnce<Line: BidirectionalCollection<UInt8>>(_ line: Line) -> ByteBuffer? {
+        guard let first = line.firstIndex(where: { !CommandTokenizer.isSpace($0) }),
+              let last = line.lastIndex(where: { !CommandTokenizer.isSpace($0) }) else { return nil }
+        let word = line[first...last]
+        if word.elementsEqual("ping".utf8) { return ByteBuffer(staticString: "OK\n") }
+        guard word.elementsEqual("status".utf8) else { return nil }
+        var reply = Reply(capacity: 512)
+        status(&reply)
         reply.append("OK\n")
-        return reply.bytes
+        return ByteBuffer(bytes: reply.bytes)
     }
 
     /// Runs request lines as one batch; returns the reply and whether the connection must close.
@@ -123,6 +124,7 @@ public final class CommandExecutor: Sendable {
             guard let limit = Int(a[0]), limit >= 64 else { throw MPDAck(.arg, "Value too small") }
             client.binaryLimit = min(limit, 1 << 24)
         case "commands":
+            try count(name, a, 0...0)
             for command in Self.supported.sorted() { r.line("command", command) }
         case "notcommands": break
         case "tagtypes":
@@ -133,6 +135,7 @@ public final class CommandExecutor: Sendable {
                 guard ["clear", "all", "enable", "disable"].contains(a[0]) else { throw MPDAck(.arg, "Unknown sub command") }
             }
         case "urlhandlers":
+            try count(name, a, 0...0)
             for scheme in ["file://", "http://", "https://"] { r.line("handler", scheme) }
         case "decoders": break
         case "config": throw MPDAck(.permission, "Command only permitted to local clients")
@@ -163,11 +166,19 @@ public final class CommandExecutor: Sendable {
             guard a[0].lowercased() == "nan" || Double(a[0]).map({ $0 < 0 }) == true else {
                 throw MPDAck(.arg, "mixrampdelay is not used by Tonearm: the overlap is the crossfade (set it with crossfade)")
             }
-        case "clearerror": tracker.clearError()
+        case "clearerror":
+            try count(name, a, 0...0)
+            tracker.clearError()
         // Status
-        case "status": status(&r)
-        case "currentsong": try await currentSong(&r)
-        case "stats": try await stats(&r)
+        case "status":
+            try count(name, a, 0...0)
+            status(&r)
+        case "currentsong":
+            try count(name, a, 0...0)
+            try await currentSong(&r)
+        case "stats":
+            try count(name, a, 0...0)
+            try await stats(&r)
         // Playback
         case "play", "playid", "pause", "stop", "next", "previous", "seek", "seekid", "seekcur",
              "setvol", "volume", "getvol", "repeat", "random", "single", "consume", "crossfade", "continue":
@@ -186,6 +197,7 @@ public final class CommandExecutor: Sendable {
             try await storedPlaylistCommand(name, a, &r)
         // Outputs: Tonearm's named outputs, one playing at a time; enabling one switches to it
         case "outputs":
+            try count(name, a, 0...0)
             let now = player.state.snapshot
             let current = now.output
             for (id, output) in now.outputs.enumerated() {
@@ -249,34 +261,37 @@ public final class CommandExecutor: Sendable {
     }
 
     func status(_ r: inout Reply) {
-        let (view, version) = synced()
+        // One read of the published state: each read copies it under its lock.
+        let state = player.state
+        let snapshot = state.snapshot
+        tracker.sync(snapshot)
+        let version = tracker.version
         let error = tracker.error
         let scanning = librarySource?.isScanning == true
-        r.line("volume", Int((view.volume * 100).rounded()))
-        r.line("repeat", view.loop == .none ? 0 : 1)
-        r.line("random", view.shuffle ? 1 : 0)
-        r.line("single", view.loop == .track ? 1 : 0)
+        r.line("volume", Int((snapshot.volume * 100).rounded()))
+        r.line("repeat", snapshot.loop == .none ? 0 : 1)
+        r.line("random", snapshot.shuffle ? 1 : 0)
+        r.line("single", snapshot.loop == .track ? 1 : 0)
         r.line("consume", 0)
-        r.line("continue", player.state.snapshot.continueMode.text)
+        r.line("continue", snapshot.continueMode.text)
         r.line("partition", "default")
         r.line("playlist", version)
-        r.line("playlistlength", view.tracks.count)
-        let snapshot = player.state.snapshot
-        r.line("mixrampdb", Reply.decimal(snapshot.silenceThreshold, places: 6))
+        r.line("playlistlength", snapshot.tracks.count)
+        r.decimalLine("mixrampdb", snapshot.silenceThreshold, places: 6)
         if snapshot.crossfade > 0 { r.line("xfade", Int(snapshot.crossfade.rounded())) }
-        r.line("state", view.status == .playing ? "play" : view.status == .paused ? "pause" : "stop")
-        if let current = view.currentID, let index = Self.index(of: current, at: snapshot.currentIndex, in: view.tracks) {
+        r.line("state", snapshot.status == .playing ? "play" : snapshot.status == .paused ? "pause" : "stop")
+        if let current = snapshot.current?.id, let index = Self.index(of: current, at: snapshot.currentIndex, in: snapshot.tracks) {
             r.line("song", index)
             r.line("songid", current.serial ?? 0)
-            if view.status != .stopped {
-                let elapsed = Double(view.position) / 1e6
-                let duration = view.tracks[index].metadata.length.map { Double($0) / 1e6 }
-                r.line("time", "\(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))")
-                r.line("elapsed", Reply.decimal(elapsed, places: 3))
-                if let duration { r.line("duration", Reply.decimal(duration, places: 3)) }
+            if snapshot.status != .stopped {
+                let elapsed = Double(state.position.now) / 1e6
+                let duration = snapshot.tracks[index].metadata.length.map { Double($0) / 1e6 }
+                r.time(elapsed: elapsed, duration: duration ?? 0)
+                r.decimalLine("elapsed", elapsed, places: 3)
+                if let duration { r.decimalLine("duration", duration, places: 3) }
             }
         }
-        if let next = view.nextID, let index = Self.index(of: next, at: snapshot.nextIndex, in: view.tracks) {
+        if let next = snapshot.nextID, let index = Self.index(of: next, at: snapshot.nextIndex, in: snapshot.tracks) {
             r.line("nextsong", index)
             r.line("nextsongid", next.serial ?? 0)
         }

@@ -1,10 +1,12 @@
 import NIOCore
 
-/// One client's connection: performs what its `MPDSession` asks (write, run commands on the executor, close) on the
-/// channel's event loop. It reads no more while a batch runs or while the client does not take what was written,
-/// so a slow or flooding client costs one reply and one read buffer, and never holds up the player or others.
+/// One client's connection: splits the bytes into request lines and performs what its `MPDSession` asks (write,
+/// run commands on the executor, close) on the channel's event loop. It reads no more while a batch runs or while
+/// the client does not take what was written, so a slow or flooding client costs one reply and one read buffer, and
+/// never holds up the player or others. A lone `status` or `ping` is answered from the published state straight
+/// from the bytes: the commonest request costs no string, no session turn and no task.
 final class MPDConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = String
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -13,14 +15,23 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     private let executor: CommandExecutor
     private let tracker: ChangeTracker
     private let connections: ConnectionRegistry
+    private let maximumLineLength: Int
+    private let timeout: TimeAmount
     private var subscription: Int?
     private var readHeld = false
     private var closing = false
+    /// The start of a line whose newline has not come yet.
+    private var partial: ByteBuffer?
+    private var lastRead = NIODeadline.now()
+    private var silenceCheck: Scheduled<Void>?
 
-    init(executor: CommandExecutor, tracker: ChangeTracker, connections: ConnectionRegistry) {
+    init(executor: CommandExecutor, tracker: ChangeTracker, connections: ConnectionRegistry,
+         maximumLineLength: Int, timeout: TimeAmount) {
         self.executor = executor
         self.tracker = tracker
         self.connections = connections
+        self.maximumLineLength = maximumLineLength
+        self.timeout = timeout
         client = executor.newClient
         session.locked = !client.authorized
     }
@@ -32,6 +43,8 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         subscription = tracker.subscribe { subsystems in
             loop.execute { bound.value.changed(subsystems) }
         }
+        lastRead = .now()
+        checkSilence(at: lastRead + timeout, context)
         write(context, Array("OK MPD 0.23.0\n".utf8))
         context.flush()
         context.fireChannelActive()
@@ -40,6 +53,8 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let subscription { tracker.unsubscribe(subscription) }
         subscription = nil
+        silenceCheck?.cancel()
+        silenceCheck = nil
         connections.remove(context.channel)
         closing = true
         context.fireChannelInactive()
@@ -48,27 +63,66 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        silenceCheck?.cancel()
+        self.context = nil
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
-        perform(session.receive(unwrapInboundIn(data)), context)
+        lastRead = .now()
+        var bytes = unwrapInboundIn(data)
+        if var start = partial.take() {
+            start.writeBuffer(&bytes)
+            bytes = start
+        }
+        while !closing, let newline = bytes.readableBytesView.firstIndex(of: 0x0A) {
+            let length = newline - bytes.readerIndex
+            guard length <= maximumLineLength else { return lineTooLong(context) }
+            var line = bytes.readSlice(length: length)!
+            bytes.moveReaderIndex(forwardBy: 1)
+            if line.readableBytesView.last == 0x0D { line.moveWriterIndex(to: line.writerIndex - 1) }
+            take(line, context)
+        }
+        guard !closing else { return }
+        if bytes.readableBytes > 0 {
+            guard bytes.readableBytes <= maximumLineLength else { return lineTooLong(context) }
+            bytes.discardReadBytes()
+            partial = bytes
+        }
+        context.flush()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // From the IdleStateHandler in front: no bytes came in for the connection timeout.
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !closing {
-            perform(session.silent(), context)
-        } else {
-            context.fireUserInboundEventTriggered(event)
+    /// One request line (without its newline).
+    private func take(_ line: ByteBuffer, _ context: ChannelHandlerContext) {
+        if session.isReady, client.authorized, let reply = executor.answerAtOnce(line.readableBytesView) {
+            return context.write(wrapOutboundOut(reply), promise: nil)
         }
+        perform(session.receive(String(buffer: line)), context, flush: false)
+    }
+
+    private func lineTooLong(_ context: ChannelHandlerContext) {
+        partial = nil
+        write(context, Array(MPDAck(.arg, "line too long; closing the connection").line.utf8))
+        close(context)
+    }
+
+    /// The connection timeout: a client that sends nothing for that long is asked about (`MPDSession.silent`).
+    private func checkSilence(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        silenceCheck = context.eventLoop.scheduleTask(deadline: deadline) { bound.value.silenceDue() }
+    }
+
+    private func silenceDue() {
+        guard let context, !closing else { return }
+        let due = lastRead + timeout
+        guard NIODeadline.now() >= due else { return checkSilence(at: due, context) }
+        perform(session.silent(), context)
+        if !closing { checkSilence(at: .now() + timeout, context) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         guard !closing else { return }
-        if error is LineDecoder.LineTooLong {
-            write(context, Array(MPDAck(.arg, "line too long; closing the connection").line.utf8))
-        }
         close(context)
     }
 
@@ -100,7 +154,7 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
         perform(session.changed(subsystems), context)
     }
 
-    private func perform(_ actions: [MPDSession.Action], _ context: ChannelHandlerContext) {
+    private func perform(_ actions: [MPDSession.Action], _ context: ChannelHandlerContext, flush: Bool = true) {
         var pending = actions[...]
         while let action = pending.popFirst() {
             switch action {
@@ -113,14 +167,14 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
                 // A lone read of the published state is answered here and now, and what the session does next (the
                 // next pipelined line, say) joins the actions: no second turn of the loop, and reads are not held
                 // and resumed (two epoll_ctl calls) around it.
-                if let reply = executor.answerAtOnce(lines, mode: mode, client: client) {
-                    pending.append(contentsOf: session.completed(reply: reply, close: false))
+                if mode == .single, lines.count == 1, client.authorized, let reply = executor.answerAtOnce(lines[0].utf8) {
+                    pending.append(contentsOf: session.completed(reply: Array(reply.readableBytesView), close: false))
                 } else {
                     run(lines, mode, context)
                 }
             }
         }
-        context.flush()
+        if flush { context.flush() }
     }
 
     private func run(_ lines: [String], _ mode: MPDSession.ListMode, _ context: ChannelHandlerContext) {

@@ -62,11 +62,12 @@ public final class MPDServer: Sendable {
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
             .childChannelInitializer { [executor, tracker, connections, settings] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let timeout = TimeAmount.seconds(Int64(settings.connectionTimeout))
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: timeout))
-                    // Reads are asked for by the connection handler (see its `read`).
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: Self.maximumLineLength)))
-                    try channel.pipeline.syncOperations.addHandler(MPDConnectionHandler(executor: executor, tracker: tracker, connections: connections))
+                    // Reads are asked for by the connection handler (see its `read`); it splits lines and times
+                    // the connection out itself, one handler per request instead of three.
+                    try channel.pipeline.syncOperations.addHandler(MPDConnectionHandler(
+                        executor: executor, tracker: tracker, connections: connections,
+                        maximumLineLength: Self.maximumLineLength,
+                        timeout: .seconds(Int64(settings.connectionTimeout))))
                 }
             }
         do {

@@ -50,6 +50,8 @@ public struct MPDSession: Sendable {
 
     /// Whether a batch is running (the connection reads no more meanwhile).
     public var isExecuting: Bool { state == .executing }
+    /// Whether the next line starts a new command (no list being collected, no batch running, not idle).
+    public var isReady: Bool { state == .ready }
     public var isClosed: Bool { state == .closed }
     public var isIdle: Bool { if case .idle = state { true } else { false } }
 

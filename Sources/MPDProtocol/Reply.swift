@@ -4,6 +4,9 @@ public struct Reply: Sendable {
 
     public init() {}
 
+    /// An empty reply with room for `capacity` bytes (a `status` is about 300).
+    public init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
     public mutating func line(_ key: String, _ value: String) {
         bytes.append(contentsOf: key.utf8)
         bytes.append(contentsOf: ": ".utf8)
@@ -11,7 +14,56 @@ public struct Reply: Sendable {
         bytes.append(0x0a)
     }
 
-    public mutating func line<N: BinaryInteger>(_ key: String, _ value: N) { line(key, String(value)) }
+    public mutating func line<N: BinaryInteger>(_ key: String, _ value: N) {
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(contentsOf: ": ".utf8)
+        appendDecimal(value)
+        bytes.append(0x0a)
+    }
+
+    /// `key: value` with `places` decimals (see `decimal`), written without making a string.
+    public mutating func decimalLine(_ key: String, _ value: Double, places: Int) {
+        guard value.isFinite else { return line(key, Self.decimal(value, places: places)) }
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(contentsOf: ": ".utf8)
+        var scale = 1
+        for _ in 0..<places { scale *= 10 }
+        let total = Int((abs(value) * Double(scale)).rounded(.toNearestOrEven))
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDecimal(total / scale)
+        if places > 0 {
+            bytes.append(UInt8(ascii: "."))
+            let fraction = total % scale
+            var digits = 1, rest = fraction
+            while rest >= 10 { rest /= 10; digits += 1 }
+            for _ in digits..<places { bytes.append(UInt8(ascii: "0")) }
+            appendDecimal(fraction)
+        }
+        bytes.append(0x0a)
+    }
+
+    /// `time: ELAPSED:DURATION` in whole seconds, the old form clients still read.
+    public mutating func time(elapsed: Double, duration: Double) {
+        bytes.append(contentsOf: "time: ".utf8)
+        appendDecimal(Int(elapsed.rounded()))
+        bytes.append(UInt8(ascii: ":"))
+        appendDecimal(Int(duration.rounded()))
+        bytes.append(0x0a)
+    }
+
+    /// The decimal digits of `value`, with a minus sign when negative.
+    private mutating func appendDecimal<N: BinaryInteger>(_ value: N) {
+        guard value != 0 else { return bytes.append(UInt8(ascii: "0")) }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        while magnitude > 0 {
+            let (quotient, digit) = magnitude.quotientAndRemainder(dividingBy: 10)
+            bytes.append(UInt8(ascii: "0") + UInt8(digit))
+            magnitude = quotient
+        }
+        bytes[start...].reverse()
+    }
 
     /// `value` with `places` decimals, as printf's `%.Nf` writes it (ties aside), without `String(format:)`, which
     /// took a third of a `status` round trip. For the magnitudes the protocol has (seconds, decibels).

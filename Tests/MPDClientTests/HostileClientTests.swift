@@ -69,6 +69,38 @@ import Testing
         #expect(try await m.mpc("status").out.contains("[paused]"))
     }
 
+    /// Lines split anywhere, in CRLF or with blanks around them, pipelined or in a list, get the same answers: the
+    /// quick answer of a lone `status` or `ping` and the general path agree byte for byte.
+    @Test func linesInAnyPiecesGetTheSameAnswers() async throws {
+        let m = try MPDDaemon()
+        try await m.start()
+        try await m.mpc("add", "Album")
+        let out = try await m.python("""
+        s = socket.create_connection(('127.0.0.1', PORT)); s.settimeout(30)
+        f = s.makefile('rb'); assert f.readline().startswith(b'OK MPD')
+        def replies(n):
+            out = []
+            for _ in range(n):
+                lines = []
+                while True:
+                    line = f.readline(); lines.append(line)
+                    if line.startswith(b'OK') or line.startswith(b'ACK') or not line: break
+                out.append(b''.join(lines))
+            return out
+        request = b'status\\n sta\\tus \\r\\n\\tping\\r\\nstatus\\r\\r\\ncommand_list_begin\\nstatus\\ncommand_list_end\\nSTATUS\\nstatus x\\nping\\n'
+        for b in request:
+            s.sendall(bytes([b]))
+        r = replies(8)
+        print('status', r[0].count(b'\\n'), r[0].endswith(b'OK\\n'), b'playlistlength: 3\\n' in r[0])
+        print('split', r[1].startswith(b'ACK'), r[2] == b'OK\\n')
+        print('same', r[3] == r[0], r[4] == r[0])
+        print('refused', r[5].startswith(b'ACK [5@0] {}'), r[6] == b'ACK [2@0] {status} wrong number of arguments for "status"\\n', r[7] == b'OK\\n')
+        """)
+        let lines = out.components(separatedBy: "\n").filter { !$0.isEmpty }
+        #expect(lines == ["status 16 True True", "split True True", "same True True", "refused True True True"],
+                "\(out)\n\(m.d.log.suffix(1500))")
+    }
+
     @Test func silentClientsAreDroppedButIdleOnesStay() async throws {
         let m = try MPDDaemon(connectionTimeout: 2)
         try await m.start()

@@ -59,6 +59,32 @@ import Testing
         #expect(Reply.decimal(.infinity, places: 3) == "inf")
     }
 
+    /// The lines `status` writes without making strings read as the string forms do.
+    @Test func numberLinesMatchTheirStringForms() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let value = Double(Int.random(in: -100_000_000..<100_000_000, using: &generator)) / 1e6 * Double.random(in: 0.5...40)
+            for places in [0, 3, 6] {
+                var reply = Reply()
+                reply.decimalLine("x", value, places: places)
+                #expect(String(decoding: reply.bytes, as: UTF8.self) == "x: \(Reply.decimal(value, places: places))\n")
+            }
+        }
+        for value in [0, 1, 9, 10, 99, 100, -1, -10, 4_294_967_295, Int.max, Int.min] {
+            var reply = Reply()
+            reply.line("n", value)
+            #expect(String(decoding: reply.bytes, as: UTF8.self) == "n: \(value)\n")
+        }
+        for value in [Double.nan, -.infinity, 0.0005, -0.0] {
+            var reply = Reply()
+            reply.decimalLine("x", value, places: 3)
+            #expect(String(decoding: reply.bytes, as: UTF8.self) == "x: \(Reply.decimal(value, places: 3))\n")
+        }
+        var time = Reply()
+        time.time(elapsed: 61.5, duration: 180.4)
+        #expect(String(decoding: time.bytes, as: UTF8.self) == "time: 62:180\n")
+    }
+
     @Test func severalFoldersAreTopLevelFolders() {
         let db = MusicDatabase(folders: [URL(fileURLWithPath: "/a/Music"), URL(fileURLWithPath: "/b/Music")],
                                tracks: [track("/a/Music/1.mp3"), track("/b/Music/2.mp3")])
