@@ -216,7 +216,9 @@ public final class Snapcast: @unchecked Sendable {
             !process.isRunning || (self.server?.writtenOutput.contains("Hello from \(name)") ?? false)
         }
         guard greeted, process.isRunning else {
-            throw TestRigError("snapclient \(name) did not connect: \(process.writtenOutput.suffix(2000))")
+            // Both sides: the client's log says whom it reached, the server's whether it was there and busy.
+            throw TestRigError("snapclient \(name) did not connect to port \(streamPort): \(process.writtenOutput.suffix(1500))\n"
+                               + "snapserver (running: \(server?.isRunning ?? false)): \(serverLog.suffix(2500))")
         }
         return file
     }
