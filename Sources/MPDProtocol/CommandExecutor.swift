@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import Synchronization
 import TonearmCore
 
@@ -47,17 +46,19 @@ public final class CommandExecutor: Sendable {
     /// The reply to a lone `status` or `ping` line (blanks around it allowed), from the published state alone: it is
     /// written on the connection's event loop without a hop to a task. Nil for any other line, which goes through
     /// `run`. The caller checks that the line is a single command of an authorized client.
-    public func answerAtOnce<Line: BidirectionalCollection<UInt8>>(_ line: Line) -> ByteBuffer? {
+    public func answerAtOnce<Line: BidirectionalCollection<UInt8>>(_ line: Line) -> [UInt8]? {
         guard let first = line.firstIndex(where: { !CommandTokenizer.isSpace($0) }),
               let last = line.lastIndex(where: { !CommandTokenizer.isSpace($0) }) else { return nil }
         let word = line[first...last]
-        if word.elementsEqual("ping".utf8) { return ByteBuffer(staticString: "OK\n") }
+        if word.elementsEqual("ping".utf8) { return Self.ok }
         guard word.elementsEqual("status".utf8) else { return nil }
         var reply = Reply(capacity: 512)
         status(&reply)
         reply.append("OK\n")
-        return ByteBuffer(bytes: reply.bytes)
+        return reply.bytes
     }
+
+    private static let ok = Array("OK\n".utf8)
 
     /// Runs request lines as one batch; returns the reply and whether the connection must close.
     public func run(_ lines: [String], mode: MPDSession.ListMode, client: inout ClientState) async -> (reply: [UInt8], close: Bool) {

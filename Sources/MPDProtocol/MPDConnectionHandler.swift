@@ -96,7 +96,7 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
     /// One request line (without its newline).
     private func take(_ line: ByteBuffer, _ context: ChannelHandlerContext) {
         if session.isReady, client.authorized, let reply = executor.answerAtOnce(line.readableBytesView) {
-            return context.write(wrapOutboundOut(reply), promise: nil)
+            return write(context, reply)
         }
         perform(session.receive(String(buffer: line)), context, flush: false)
     }
@@ -168,7 +168,7 @@ final class MPDConnectionHandler: ChannelDuplexHandler {
                 // next pipelined line, say) joins the actions: no second turn of the loop, and reads are not held
                 // and resumed (two epoll_ctl calls) around it.
                 if mode == .single, lines.count == 1, client.authorized, let reply = executor.answerAtOnce(lines[0].utf8) {
-                    pending.append(contentsOf: session.completed(reply: Array(reply.readableBytesView), close: false))
+                    pending.append(contentsOf: session.completed(reply: reply, close: false))
                 } else {
                     run(lines, mode, context)
                 }

@@ -23,22 +23,9 @@ public struct Reply: Sendable {
 
     /// `key: value` with `places` decimals (see `decimal`), written without making a string.
     public mutating func decimalLine(_ key: String, _ value: Double, places: Int) {
-        guard value.isFinite else { return line(key, Self.decimal(value, places: places)) }
         bytes.append(contentsOf: key.utf8)
         bytes.append(contentsOf: ": ".utf8)
-        var scale = 1
-        for _ in 0..<places { scale *= 10 }
-        let total = Int((abs(value) * Double(scale)).rounded(.toNearestOrEven))
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        appendDecimal(total / scale)
-        if places > 0 {
-            bytes.append(UInt8(ascii: "."))
-            let fraction = total % scale
-            var digits = 1, rest = fraction
-            while rest >= 10 { rest /= 10; digits += 1 }
-            for _ in digits..<places { bytes.append(UInt8(ascii: "0")) }
-            appendDecimal(fraction)
-        }
+        appendFixed(value, places: places)
         bytes.append(0x0a)
     }
 
@@ -68,14 +55,26 @@ public struct Reply: Sendable {
     /// `value` with `places` decimals, as printf's `%.Nf` writes it (ties aside), without `String(format:)`, which
     /// took a third of a `status` round trip. For the magnitudes the protocol has (seconds, decibels).
     public static func decimal(_ value: Double, places: Int) -> String {
-        guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
+        var reply = Reply()
+        reply.appendFixed(value, places: places)
+        return String(decoding: reply.bytes, as: UTF8.self)
+    }
+
+    /// What `decimal` says of `value`, written into the reply.
+    private mutating func appendFixed(_ value: Double, places: Int) {
+        guard value.isFinite else { return append(value.isNaN ? "nan" : value < 0 ? "-inf" : "inf") }
         var scale = 1
         for _ in 0..<places { scale *= 10 }
         let total = Int((abs(value) * Double(scale)).rounded(.toNearestOrEven))
-        let sign = value < 0 ? "-" : ""
-        guard places > 0 else { return sign + String(total) }
-        let fraction = String(total % scale)
-        return sign + String(total / scale) + "." + String(repeating: "0", count: places - fraction.count) + fraction
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDecimal(total / scale)
+        guard places > 0 else { return }
+        bytes.append(UInt8(ascii: "."))
+        let fraction = total % scale
+        var digits = 1, rest = fraction
+        while rest >= 10 { rest /= 10; digits += 1 }
+        for _ in digits..<places { bytes.append(UInt8(ascii: "0")) }
+        appendDecimal(fraction)
     }
 
     public mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }

@@ -35,12 +35,14 @@ extension Player {
             followStatus()
             publish()
             scheduleSave()
-        case .stateChanged, .playingOn:
+        case .stateChanged(let pipeline):
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
             // the pipeline really moves or stops; so does the time a listen has been heard.
             channel.publish(position: makeBasis())
-            let pipeline: PlaybackState = if case .stateChanged(let state) = event { state } else { .playing }  // .playingOn
             observeListening(pipeline, at: at)
+        case .playingOn:
+            channel.publish(position: makeBasis())
+            observeListening(.playing, at: at)
         case .durationChanged(let item, let ns):
             let id = TrackID(serial: item.token)
             // Over the network the pipeline's duration can be a guess from the first pages' bitrate (an Ogg over HTTP
