@@ -81,6 +81,10 @@ public actor Player {
     /// writes waiting, in order (PlayerHistory.swift).
     let history: (any ListeningHistory)?
     var counter = PlayCounter()
+    /// The pipeline's state as the engine's `stateChanged` reports told it, in order (the engine's own `pipelineState`
+    /// folded up to the report in hand): a report handled late is judged by the state when it happened, not by the
+    /// live one (a 1 s track's start, handled after it ended, saw the pipeline between tracks and was never heard).
+    var reportedPipeline = PlaybackState.stopped
     var historyQueue: AsyncStream<HistoryWork>.Continuation?
     /// Where a queue about to end finds more (PlayerContinue.swift), and whether it does.
     let continuation: (any QueueContinuation)?

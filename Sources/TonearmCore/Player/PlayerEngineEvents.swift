@@ -38,6 +38,7 @@ extension Player {
         case .stateChanged(let pipeline):
             // The player's status is the engine's promise to clients, but the faces' position counts from the moment
             // the pipeline really moves or stops; so does the time a listen has been heard.
+            reportedPipeline = pipeline
             channel.publish(position: makeBasis())
             observeListening(pipeline, at: at)
         case .playingOn:
@@ -63,7 +64,7 @@ extension Player {
                              ?? track.metadata.merging(tags, artCache: artCache))
         case .buffering(let item, let percent):
             perform(reconnector.buffering(TrackID(serial: item.token), percent))
-            observeListening(engine.pipelineState, at: at)
+            observeListening(reportedPipeline, at: at)
         case .outputFailed(let output, let error, let wasPlaying):
             outputFailed(output, error, wasPlaying: wasPlaying)
         case .seekCompleted(let item, let ns):

@@ -74,7 +74,7 @@ extension Player {
         guard let track = queue.track(id) else { return }
         let live = track.metadata.isLive == true
         countListening(counter.started(id, title: live ? track.metadata.title : nil, length: live ? nil : track.metadata.length,
-                                       playing: isBeingHeard, at: now))
+                                       playing: isHeard(reportedPipeline), at: now))
         if !live { historyQueue?.yield(.refresh(id, uri: track.uri)) }
         emit(.nowPlaying(id, track.metadata))
     }
