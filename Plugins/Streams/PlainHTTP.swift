@@ -117,15 +117,17 @@ enum PlainHTTP {
         return .answer(HTTPAnswer(url: url, status: status, headers: headers, body: Data(body), truncated: truncated))
     }
 
-    /// The song a live stream names in its first ICY metadata block (`StreamTitle`), read from a request of its own;
-    /// nil when the server sends none by `timeout` seconds. Icecast hands a new listener the title of the audio it
+    /// The answer's status and headers, with the song a live stream names in its first ICY metadata block
+    /// (`StreamTitle`), read from a request of its own: no title when the server sends none by `timeout` seconds, nil
+    /// when it does not answer. Icecast hands a new listener the title of the audio it
     /// bursts, so the song is known before its audio has gone through the player's buffers.
-    static func firstTitle(_ url: URL, timeout: Double, userAgent: String) -> String? {
+    static func firstTitle(_ url: URL, timeout: Double, userAgent: String) -> (status: Int, headers: [String: String], title: String?)? {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         guard let opened = try? open(url, deadline: deadline, userAgent: userAgent) else { return nil }
         defer { close(opened.socket) }
+        let answer = (status: opened.status, headers: opened.headers, title: String?.none)
         guard (200..<300).contains(opened.status), let interval = opened.headers["icy-metaint"].flatMap({ Int($0) }),
-              (1...maximumMetadataInterval).contains(interval) else { return nil }
+              (1...maximumMetadataInterval).contains(interval) else { return answer }
         var bytes = opened.rest
         func fill(_ count: Int) -> Bool {
             while bytes.count < count {
@@ -134,10 +136,10 @@ enum PlainHTTP {
             }
             return true
         }
-        guard fill(interval + 1) else { return nil }
+        guard fill(interval + 1) else { return answer }
         let length = Int(bytes[interval]) * 16
-        guard length > 0, fill(interval + 1 + length) else { return nil }
-        return ICYMetadata.streamTitle(Array(bytes[(interval + 1)..<(interval + 1 + length)]))
+        guard length > 0, fill(interval + 1 + length) else { return answer }
+        return (opened.status, opened.headers, ICYMetadata.streamTitle(Array(bytes[(interval + 1)..<(interval + 1 + length)])))
     }
 
     /// The largest `icy-metaint` read through for the first title (servers use 8 to 32 KiB).

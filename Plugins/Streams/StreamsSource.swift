@@ -1,13 +1,14 @@
 import Foundation
 import Logging
-import Synchronization
 import TonearmCore
 
 /// Internet radio and files over HTTP(S), and playlist files (M3U/M3U8, PLS, XSPF) from disk or the network.
 ///
-/// A stream URL is asked for its headers once when queued (station name, live or a file of known length, HTTP errors
-/// named at once); GStreamer's HTTP source then plays it. Nothing here blocks a thread: every request is async, with
-/// the configured time-out.
+/// A stream URL is queued without a request of its own: the player's request is the first, and what its answer says
+/// (station name, live or a file of known length) reaches `applying(_:to:)`. Beside it, a live stream is asked for the
+/// song it plays now; a stream that fails before it is heard is asked again to name why (an HTTP error, a refused
+/// connection) or found to be a playlist served under a plain name. Nothing here blocks a thread: every request is
+/// async, with the configured time-out.
 public struct StreamsSource: SourcePlugin {
     public let name = "streams"
     public let settings: StreamsSettings
@@ -36,41 +37,78 @@ public struct StreamsSource: SourcePlugin {
         return parts.url ?? uri
     }
 
+    /// A stream as it is queued, before any server answered: named after its URL.
     public func resolve(_ uri: URL) async throws -> TrackMetadata {
         let url = Self.transportURL(uri)
-        let answer = try await headers(url)
-        if let error = HTTPFetch.statusError(answer, url: url) { throw error }
+        guard let host = url.host, !host.isEmpty else { throw TonearmError(.invalidUri, "no host in \(uri.absoluteString)") }
         var metadata = TrackMetadata(url: uri.absoluteString)
         if url.absoluteString != uri.absoluteString { metadata.streamURL = url.absoluteString }
-        metadata.station = answer.stationName
-        metadata.isLive = answer.isLive
-        // A file served with byte ranges seeks, whatever the pipeline's first seeking query says (wavparse reading
-        // from the network can answer no until it has parsed its header).
-        if !answer.isLive, answer.header("accept-ranges")?.lowercased() == "bytes" { metadata.seeksDespiteQuery = true }
-        let name = url.deletingPathExtension().lastPathComponent
-        metadata.title = answer.stationName ?? (name.isEmpty || name == "/" ? url.host : name)
-        if let genre = answer.header("icy-genre"), !genre.isEmpty { metadata.genres = [genre] }
-        if answer.isLive, answer.header("icy-metaint") != nil { Self.namesSongs.withLock { _ = $0.insert(url) } }
+        metadata.title = Self.placeholderTitle(url)
         return metadata
     }
 
-    /// A live station's song playing now, from the first ICY metadata block of a request of its own, while the
-    /// player starts the stream: the title the pipeline reports comes only once that audio is heard, seconds later.
-    /// Left as it is when the stream says nothing in time. (The first block names the song of the audio the server
-    /// bursts, which is the one the player starts with.)
-    public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
-        guard metadata.isLive == true, let uri = URL(string: metadata.streamURL ?? metadata.url),
-              uri.scheme?.lowercased() == "http", Self.namesSongs.withLock({ $0.remove(uri) }) != nil else { return metadata }
-        let settings = settings
-        let title = try? await HTTPFetch.requests.run {
-            PlainHTTP.firstTitle(uri, timeout: settings.connectTimeout, userAgent: settings.userAgent)
-        }
-        let song = StreamTitle(title: title ?? nil, artists: [])
-        guard let name = song.title else { return metadata }
+    /// The title of a stream no server has named yet: its file name, or its host.
+    static func placeholderTitle(_ url: URL) -> String? {
+        let name = url.deletingPathExtension().lastPathComponent
+        return name.isEmpty || name == "/" ? url.host : name
+    }
+
+    /// What a server's answer says of a stream: its station, genre, whether it is live, whether it seeks by ranges.
+    public func applying(_ response: StreamResponse, to metadata: TrackMetadata) -> TrackMetadata {
+        guard (200..<300).contains(response.status) else { return metadata }
+        let answer = HTTPAnswer(url: URL(string: metadata.streamURL ?? metadata.url) ?? URL(fileURLWithPath: "/"),
+                                status: response.status, headers: response.headers, body: Data(), truncated: false)
         var out = metadata
+        out.isLive = answer.isLive
+        // A file served with byte ranges seeks, whatever the pipeline's first seeking query says (wavparse reading
+        // from the network can answer no until it has parsed its header).
+        out.seeksDespiteQuery = !answer.isLive && answer.header("accept-ranges")?.lowercased() == "bytes" ? true : nil
+        if let station = answer.stationName {
+            // The station names the stream until a song does.
+            if out.title == nil || out.title == Self.placeholderTitle(answer.url) || out.title == out.station { out.title = station }
+            out.station = station
+        }
+        if out.genres.isEmpty, let genre = answer.header("icy-genre"), !genre.isEmpty { out.genres = [genre] }
+        if answer.isLive { out.length = nil }
+        return out
+    }
+
+    /// A stream that may be live is asked, beside the player's own request, for the song it plays now (the first ICY
+    /// metadata block): the title the pipeline reports comes only once that audio is heard, seconds later. The same
+    /// answer's headers say what the player's will, so whichever comes first the track reads the same. Left as it is
+    /// when the stream says nothing in time. (The first block names the song of the audio the server bursts, which is
+    /// the one the player starts with.)
+    public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
+        guard metadata.isLive != false, let uri = URL(string: metadata.streamURL ?? metadata.url),
+              uri.scheme?.lowercased() == "http" else { return metadata }
+        let settings = settings
+        guard let answer = try? await HTTPFetch.requests.run({
+            PlainHTTP.firstTitle(uri, timeout: settings.connectTimeout, userAgent: settings.userAgent)
+        }) else { return metadata }
+        var out = applying(StreamResponse(status: answer.status, headers: answer.headers), to: metadata)
+        let song = StreamTitle(title: answer.title, artists: [])
+        guard out.isLive == true, let name = song.title else { return out }
         out.title = name
         out.artists = song.artists
         return out
+    }
+
+    /// A network stream that failed before it was heard.
+    public func explainsFailures(of metadata: TrackMetadata) -> Bool {
+        URL(string: metadata.url).map(canResolve) ?? false
+    }
+
+    /// Asks the server again: its error, named (HTTP status, refused connection, unknown host, redirect loop), or the
+    /// playlist it serves under a name that did not say so.
+    public func explainFailure(of metadata: TrackMetadata) async -> FailureExplanation? {
+        guard let uri = URL(string: metadata.url) else { return nil }
+        do {
+            return try await networkExpansion(uri, named: nil).map { .playlist($0) }
+        } catch let error as TonearmError {
+            return .error(error)
+        } catch {
+            return nil
+        }
     }
 
     /// Streams carry their tags in-band (ICY StreamTitle, Ogg comments of each chain): the current song replaces the
@@ -111,10 +149,16 @@ public struct StreamsSource: SourcePlugin {
             return try expansion(PlaylistParser.text(data), format: format, base: uri)
         }
         guard canResolve(uri) else { return nil }
+        // Only a URL that names a playlist is read before it is queued; any other is played at once (one that turns
+        // out to be a playlist is found when it fails: `explainFailure`).
+        guard let named = PlaylistFormat.named(path: Self.transportURL(uri).path) else { return nil }
+        return try await networkExpansion(uri, named: named)
+    }
+
+    /// The playlist a network URL serves (by its name, its content type, or a text answer's content), or nil when it
+    /// serves something else; throws the server's error, named.
+    private func networkExpansion(_ uri: URL, named: PlaylistFormat?) async throws -> PlaylistExpansion? {
         let url = Self.transportURL(uri)
-        let named = PlaylistFormat.named(path: url.path)
-        // A stream's headers are read once: a playlist's whole body (bounded), a stream's headers only (cached for
-        // `resolve`).
         let answer = try await fetch(url, body: named != nil)
         if let error = HTTPFetch.statusError(answer, url: url) { throw error }
         var format = PlaylistFormat.named(path: url.path, contentType: answer.contentType)
@@ -162,25 +206,10 @@ public struct StreamsSource: SourcePlugin {
 
     // MARK: - Requests
 
-    /// Headers just read by `expand`, for the `resolve` that follows at once (one request per stream, not two).
-    private static let recentHeaders = Mutex<[URL: (HTTPAnswer, ContinuousClock.Instant)]>([:])
-    /// Live streams just resolved whose server sends ICY metadata: `enrich` asks them for the song once.
-    private static let namesSongs = Mutex<Set<URL>>([])
-
-    private func headers(_ url: URL) async throws -> HTTPAnswer {
-        let cached = Self.recentHeaders.withLock { recent -> HTTPAnswer? in
-            recent = recent.filter { ContinuousClock.now - $0.value.1 < .seconds(5) }
-            return recent.removeValue(forKey: url)?.0
-        }
-        if let cached { return cached }
-        return try await fetch(url, body: false)
-    }
-
     private func fetch(_ url: URL, body: Bool) async throws -> HTTPAnswer {
         let answer = try await HTTPFetch.get(url, bodyLimit: body ? settings.playlistMaxBytes : 0,
                                              timeout: settings.connectTimeout, userAgent: settings.userAgent,
                                              trustBundle: settings.trustBundle)
-        if !body { Self.recentHeaders.withLock { $0[url] = (answer, .now) } }
         return answer
     }
 }

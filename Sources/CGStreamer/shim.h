@@ -26,6 +26,11 @@ static inline gboolean tn_is_sink_element(gpointer p) {
         && GST_OBJECT_FLAG_IS_SET(p, GST_ELEMENT_FLAG_SINK);
 }
 
+/// The structure a value holds, or NULL when it holds something else (GST_VALUE_HOLDS_STRUCTURE is a macro).
+static inline const GstStructure *tn_value_structure(const GValue *v) {
+    return (v != NULL && GST_VALUE_HOLDS_STRUCTURE(v)) ? gst_value_get_structure(v) : NULL;
+}
+
 // MARK: - Constants
 
 static inline GstClockTime tn_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }

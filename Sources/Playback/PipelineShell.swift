@@ -335,6 +335,7 @@ final class PipelineShell: Sendable {
                 crossfader.load(item)
             }
             setNetworkBuffer(live: item?.uri == uri && item?.isLive == true)
+            if let item, item.uri == uri { requested(item) }
             tn_object_set_string(playbin, "uri", uri)
         case .setState(let state):
             if gst_element_set_state(playbin, Self.gstState(state)) == GST_STATE_CHANGE_FAILURE {
@@ -447,6 +448,7 @@ final class PipelineShell: Sendable {
                 streamGain.handOver(next)
                 crossfader.handOver(next)
                 setNetworkBuffer(live: next.isLive)
+                requested(next)
                 tn_object_set_string(playbin, "uri", uri)
             } else {
                 _ = perform(effect)
@@ -463,6 +465,44 @@ final class PipelineShell: Sendable {
 
     /// How much of a live stream is buffered before it plays, ns.
     static let liveBufferDuration: Int64 = 500_000_000
+
+    /// The items whose URIs were given to playbin last (a load, then perhaps a hand-over): an HTTP answer names its
+    /// request's URI, which tells whose it is.
+    private let requestedItems = Mutex<[PlaybackItem]>([])
+
+    private func requested(_ item: PlaybackItem) {
+        requestedItems.withLock { items in
+            items.removeAll { $0.uri == item.uri }
+            items.append(item)
+            if items.count > 2 { items.removeFirst(items.count - 2) }
+        }
+    }
+
+    /// GStreamer's HTTP source posts the answer to its request (`http-headers`) before any of the body: reported to
+    /// the player, which learns from it what the source's own request would have told (a station's name, a live
+    /// stream or a file). A stream found to be a file after all reads ahead as files do, when its buffer is not set
+    /// up yet.
+    private func responseHeaders(_ structure: UnsafePointer<GstStructure>) {
+        guard let cURI = gst_structure_get_string(structure, "uri") else { return }
+        let uri = String(cString: cURI)
+        guard let item = requestedItems.withLock({ items in items.last { $0.uri == uri } }) else { return }
+        var status: guint = 0
+        _ = gst_structure_get_uint(structure, "http-status-code", &status)
+        var headers: [String: String] = [:]
+        if let fields = tn_value_structure(gst_structure_get_value(structure, "response-headers")) {
+            for index in 0..<gst_structure_n_fields(fields) {
+                guard let name = gst_structure_nth_field_name(fields, guint(index)),
+                      let text = gst_structure_get_string(fields, name) else { continue }
+                headers[String(cString: name).lowercased()] = String(cString: text)
+            }
+        }
+        if item.isLive, (200..<300).contains(Int(status)), headers["content-length"] != nil,
+           !headers.keys.contains(where: { $0.hasPrefix("icy-") || $0.hasPrefix("ice-") }),
+           machine.withLock({ $0.currentItem?.token == item.token }) {
+            setNetworkBuffer(live: false)
+        }
+        continuation.yield(PlaybackReport(.responseHeaders(item, status: Int(status), headers: headers)))
+    }
 
     // MARK: - Bus thread
 
@@ -483,6 +523,10 @@ final class PipelineShell: Sendable {
                 machine.withLock { if $0.isPrerolling { _ = $0.handle(.progress(now: .now)) } }
                 if message.pointee.type == GST_MESSAGE_ERROR, let source = isFromSink(message) {
                     outputFailed(GStreamer.parseError(message), from: source)
+                } else if message.pointee.type == GST_MESSAGE_ELEMENT {
+                    if let structure = gst_message_get_structure(message), gst_structure_has_name(structure, "http-headers") != 0 {
+                        responseHeaders(structure)
+                    }
                 } else if let input = decode(message) {
                     send(input)
                 }

@@ -30,6 +30,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     case finished(PlaybackItem)
     /// The network buffer's fill level (0…100) while the item plays from the network; the pipeline pauses below 100.
     case buffering(PlaybackItem, Int)
+    /// The answer to the item's own HTTP request (GStreamer's HTTP source): its status and response headers, names
+    /// lowercased. It comes before the item's first audio, from the request that plays it (no request of its own).
+    case responseHeaders(PlaybackItem, status: Int, headers: [String: String])
     /// The item could not be played (bad file, missing file, no decoder, time-out…).
     case failed(PlaybackItem, PlaybackError)
     /// The output could not be opened or stopped taking audio (snapserver went away): the engine holds the item

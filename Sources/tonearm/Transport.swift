@@ -28,7 +28,16 @@ struct Play: AsyncParsableCommand {
         if uris.isEmpty {
             try await client.play()
         } else {
-            try await client.replaceQueue(uris, play: true)
+            let watch = StreamStart.isStream(uris[0]) ? StreamStart(client: client).watch() : nil
+            let ids = try await client.replaceQueue(uris, play: true)
+            if let watch {
+                if let first = ids.first, case .failed(let name, let message) = await watch.outcome(of: first, limit: .seconds(30)) {
+                    // Alone it is the command's failure; with others after it, the player went on to them.
+                    guard uris.count > 1 else { throw CLIFailure.refused("\(message) (\(name))") }
+                    Output.error("error: \(message) (\(name))")
+                }
+                watch.stop()
+            }
         }
         try await output.report(client)
     }

@@ -74,13 +74,17 @@ final class TestHTTPServer: @unchecked Sendable {
             if p == "/loop2": return self.redirect("/loop")
             if p.startswith("/redirect/"): return self.redirect("/" + p[len("/redirect/"):])
             if p in ("/live-closes", "/live-stalls", "/live-silent", "/live-slow", "/live-ogg"): return self.live(p)
+            if p == "/station":
+                # A station's playlist under a name that does not say so (as directories' "listen" links are).
+                entry = "http://%s/live-closes" % self.headers.get("Host", "")
+                return self.plain(200, ("[playlist]\nNumberOfEntries=1\nFile1=%s\nVersion=2\n" % entry).encode(), "audio/x-scpls")
             if p == "/slow-headers":
                 # Accepts the connection, reads the request and says nothing for two minutes.
                 time.sleep(120); return
             return self.file(p, body)
-        def plain(self, code, data):
+        def plain(self, code, data, kind="text/plain"):
             self.send_response(code)
-            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Connection", "close")
             self.end_headers()

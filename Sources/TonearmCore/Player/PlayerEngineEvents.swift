@@ -58,7 +58,7 @@ extension Player {
         case .tags(let item, let tags):
             let id = TrackID(serial: item.token)
             guard let track = queue.track(id) else { return }
-            let plugin = URL(string: track.uri).flatMap { url in plugins.first { $0.canResolve(url) } }
+            let plugin = source(of: track.uri)
             // A live song's change of title is taken in there, for the listening history too.
             applyMetadataNow(id, plugin?.applying(tags, to: track.metadata, artCache: artCache)
                              ?? track.metadata.merging(tags, artCache: artCache))
@@ -91,6 +91,10 @@ extension Player {
             } else {
                 halt()
             }
+        case .responseHeaders(let item, let status, let headers):
+            let id = TrackID(serial: item.token)
+            guard let track = queue.track(id), let plugin = source(of: track.uri) else { return }
+            applyMetadataNow(id, plugin.applying(StreamResponse(status: status, headers: headers), to: track.metadata))
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
             let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
@@ -102,18 +106,87 @@ extension Player {
                 case .notLive: break
                 }
             }
-            logger.error("\(reason.message)")
-            emit(.trackFailed(id, uri: uri, error: reason))
-            if id == loaded { startingTrack.store(false, ordering: .relaxed) }
-            let decision = skipper.failed(id, loaded: id == loaded, queueCount: queue.tracks.count)
-            refreshHandover()
-            switch decision {
-            case .skip:
-                if let next = playable(after: id, automatic: false) { load(next, paused: status == .paused) } else { halt() }
-            case .halt: halt()
-            case .passOver: break
+            // A network track that failed before it was heard: its source looks into why (the player's request is
+            // the only one made before playing, so a 404 or a playlist under a plain name shows only now).
+            if id == loaded, heard != id, let track = queue.track(id), let plugin = source(of: track.uri),
+               plugin.explainsFailures(of: track.metadata) {
+                let metadata = track.metadata
+                Task { [weak self, reason] in
+                    let explanation = await plugin.explainFailure(of: metadata)
+                    await self?.failed(id, uri: uri, reason: reason, explanation: explanation)
+                }
+                return
+            }
+            carryOutFailure(id, uri: uri, reason: reason)
+        }
+    }
+
+    /// The source plugin of a queue entry's URI.
+    func source(of uri: String) -> (any SourcePlugin)? {
+        URL(string: uri).flatMap { url in plugins.first { $0.canResolve(url) } }
+    }
+
+    /// Carries out a track's failure: reported, then the next playable entry loaded (or the player stopped) when it
+    /// was the loaded one. A playlist found in its place is played instead.
+    func failed(_ id: TrackID, uri: String, reason: TonearmError, explanation: FailureExplanation?) async {
+        var reason = reason
+        switch explanation {
+        case .playlist(let expansion):
+            do {
+                return try await playInstead(id, expansion)
+            } catch {
+                reason = error as? TonearmError ?? reason
+            }
+        case .error(let named): reason = named
+        case nil: break
+        }
+        carryOutFailure(id, uri: uri, reason: reason)
+    }
+
+    private func carryOutFailure(_ id: TrackID, uri: String, reason: TonearmError) {
+        logger.error("\(reason.message)")
+        emit(.trackFailed(id, uri: uri, error: reason))
+        if id == loaded { startingTrack.store(false, ordering: .relaxed) }
+        let decision = skipper.failed(id, loaded: id == loaded, queueCount: queue.tracks.count)
+        refreshHandover()
+        switch decision {
+        case .skip:
+            if let next = playable(after: id, automatic: false) { load(next, paused: status == .paused) } else { halt() }
+        case .halt: halt()
+        case .passOver: break
+        }
+    }
+
+    /// Puts a playlist's entries in place of the entry `id` that named it, playing the first when `id` was loaded.
+    /// Throws when none of them can be played.
+    private func playInstead(_ id: TrackID, _ expansion: PlaylistExpansion) async throws {
+        let name = queue.track(id)?.uri ?? id.path
+        var resolved: [(TrackMetadata, any SourcePlugin)] = []
+        for (location, error) in expansion.skipped {
+            logger.error("playlist \(name): skipping \(location): \(error.message)")
+            emit(.trackFailed(.noTrack, uri: location, error: error))
+        }
+        for entry in expansion.uris {
+            do {
+                resolved += try await resolveExpanding(entry, depth: 1)
+            } catch {
+                let reason = error as? TonearmError ?? TonearmError(.failed, "cannot play \(entry): \(error)")
+                logger.error("playlist \(name): skipping \(entry): \(reason.message)")
+                emit(.trackFailed(.noTrack, uri: entry, error: reason))
             }
         }
+        guard !resolved.isEmpty else {
+            throw TonearmError(.emptyPlaylist, "the playlist \(name) names nothing that can be played")
+        }
+        // The user may have moved on while the entries were read: then they are only queued.
+        guard queue.contains(id) else { return }
+        let wasLoaded = id == loaded
+        let ids = insert(resolved, at: .after(id))
+        queue.remove(id)
+        skipper.forgive(id)
+        emit(.trackRemoved(id))
+        changedQueueShape()
+        if wasLoaded, let first = ids.first { load(first, paused: status == .paused) }
     }
 
     static func reason(for error: PlaybackError) -> TonearmError.Reason {

@@ -201,7 +201,7 @@ extension Player {
         startingTrack.store(true, ordering: .relaxed)
         engine.load(playbackItem(track, serial), startPaused: paused, at: overflow ? 0 : ns)
         stallWatchBeganBeforeEngine = !engine.canReceiveData
-        if track.metadata.isLive == true { perform(reconnector.newLiveStream(id)) }
+        if Self.mayBeLive(track) { perform(reconnector.newLiveStream(id)) }
         if status == .playing { startTicking() } else { stopTicking() }
         refreshHandover()
         publish()
@@ -219,7 +219,15 @@ extension Player {
     /// length is known to seek, so a seek sent while it opens is taken.
     static func item(_ track: Track, _ serial: UInt64) -> PlaybackItem {
         PlaybackItem(uri: track.metadata.streamURL ?? track.uri, token: serial, knownSeekable: knownSeekable(track),
-                     isLive: track.metadata.isLive == true)
+                     isLive: mayBeLive(track))
+    }
+
+    /// A live stream, or a network stream not known yet to be a file (it is played before its server said which):
+    /// it starts after a short buffer and must bring data within the stall timeout.
+    static func mayBeLive(_ track: Track) -> Bool {
+        if let live = track.metadata.isLive { return live }
+        let uri = (track.metadata.streamURL ?? track.uri).lowercased()
+        return (uri.hasPrefix("http:") || uri.hasPrefix("https:")) && (track.metadata.length ?? 0) <= 0
     }
 
     /// A local file of known length seeks (and MIDI, which GStreamer's query calls unseekable); others once the

@@ -24,6 +24,14 @@ public protocol SourcePlugin: Sendable {
     /// A track's metadata once its stream told its tags (a radio station's current song); by default the tags fill in
     /// what they say.
     func applying(_ tags: MediaTags, to metadata: TrackMetadata, artCache: ArtCache) -> TrackMetadata
+    /// A track's metadata once the answer to the player's own request for it came (an HTTP status and headers): what
+    /// the server says of it (a station's name, a live stream or a file). By default nothing changes.
+    func applying(_ response: StreamResponse, to metadata: TrackMetadata) -> TrackMetadata
+    /// Whether this plugin can look into why the engine could not play `metadata` (`explainFailure`).
+    func explainsFailures(of metadata: TrackMetadata) -> Bool
+    /// After the engine failed `metadata` before it was heard: a better-named reason (the server's HTTP status, a
+    /// refused connection), or the playlist it turned out to be; nil leaves the engine's reason.
+    func explainFailure(of metadata: TrackMetadata) async -> FailureExplanation?
     /// Called once when the daemon starts.
     func start(_ context: PluginContext) async throws
     /// Called once when the daemon stops.
@@ -39,8 +47,30 @@ extension SourcePlugin {
     public func applying(_ tags: MediaTags, to metadata: TrackMetadata, artCache: ArtCache) -> TrackMetadata {
         metadata.merging(tags, artCache: artCache)
     }
+    public func applying(_ response: StreamResponse, to metadata: TrackMetadata) -> TrackMetadata { metadata }
+    public func explainsFailures(of metadata: TrackMetadata) -> Bool { false }
+    public func explainFailure(of metadata: TrackMetadata) async -> FailureExplanation? { nil }
     public func start(_ context: PluginContext) async throws {}
     public func stop() async {}
+}
+
+/// The answer to the player's own request for a network track: HTTP status and response headers (names lowercased).
+public struct StreamResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+
+    public init(status: Int, headers: [String: String]) {
+        self.status = status
+        self.headers = headers
+    }
+}
+
+/// What a source found when it looked into a track the engine could not play.
+public enum FailureExplanation: Sendable, Equatable {
+    /// The reason, better named than the engine could (a 404, a refused connection, an unknown host).
+    case error(TonearmError)
+    /// It was a playlist after all (served under a name that did not say so): its entries are played instead.
+    case playlist(PlaylistExpansion)
 }
 
 /// A playlist read into the URIs to queue, with the entries that were skipped and why.

@@ -1,0 +1,71 @@
+import DBus
+
+/// A stream URL is queued before any server answered it (the daemon's player makes the only request): `play` waits
+/// for the stream to be heard or to fail, so that a dead station is an error on the command line as it is in the log.
+struct StreamStart {
+    let client: PlayerClient
+
+    /// Whether `play` waits for `uri`: a network stream.
+    static func isStream(_ uri: String) -> Bool {
+        let scheme = uri.prefix { $0 != ":" }.lowercased()
+        return ["http", "https", "icy", "icyx"].contains(scheme)
+    }
+
+    /// What became of a track just started.
+    enum Outcome: Sendable {
+        case heard
+        case failed(name: String, message: String)
+        case undecided
+    }
+
+    /// Subscribes now (before the track is started), then `outcome(of:)` waits for the first sign.
+    func watch() -> Watch {
+        let (events, continuation) = AsyncStream<(String, Outcome)>.makeStream()
+        let failures = client.connection.signals(matching: DBusMatchRule(
+            sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "TrackFailed"))
+        let ticks = client.ticks()
+        let levels = client.connection.signals(matching: DBusMatchRule(
+            sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "BufferingChanged"))
+        let feeders = [
+            Task {
+                for await signal in failures {
+                    let a = signal.arguments.map(\.unwrapped)
+                    guard a.count >= 4, let id = a[0].looseString else { continue }
+                    continuation.yield((id, .failed(name: a[2].looseString ?? "", message: a[3].looseString ?? "")))
+                }
+            },
+            Task {
+                // Heard: its position moves.
+                for await tick in ticks where tick.position > 0 { continuation.yield((tick.trackId, .heard)) }
+            },
+            Task {
+                // Heard: its buffer filled.
+                for await signal in levels {
+                    let a = signal.arguments.map(\.unwrapped)
+                    guard a.count >= 2, let id = a[0].looseString, a[1].looseInt64 == 100 else { continue }
+                    continuation.yield((id, .heard))
+                }
+            },
+        ]
+        return Watch(events: events, stop: { for feeder in feeders { feeder.cancel() }; continuation.finish() })
+    }
+
+    struct Watch: Sendable {
+        let events: AsyncStream<(String, Outcome)>
+        let stop: @Sendable () -> Void
+
+        /// The first sign for `trackId`, or `.undecided` after `limit`.
+        func outcome(of trackId: String, limit: Duration) async -> Outcome {
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                stop()
+            }
+            defer {
+                timer.cancel()
+                stop()
+            }
+            for await (id, outcome) in events where id == trackId { return outcome }
+            return .undecided
+        }
+    }
+}
