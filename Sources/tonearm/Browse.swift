@@ -104,6 +104,7 @@ struct BrowseEntry: Sendable {
 /// `tonearm browse [ROOT] [PATH]`: the folders of the library (and other sources) on `org.tonearm.Browser1`.
 struct Browse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "browse",
         abstract: "List a folder of the library (or another browsable source).",
         discussion: """
             Without ROOT, lists the roots ("library", …) with their titles. With ROOT, lists the \

@@ -30,6 +30,7 @@ struct ConfigCommand: AsyncParsableCommand {
 /// `tonearm doctor`: what stands between this machine and music, each with the fix.
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Check that everything Tonearm needs is here, and say how to fix what is not.",
         discussion: """
             Checks the session bus, whether the daemon runs, the config, the GStreamer plugins, the \

@@ -3,6 +3,7 @@ import ArgumentParser
 /// `tonearm completions SHELL`: the shell completion script, from the same definitions as the help.
 struct Completions: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "completions",
         abstract: "Print the completion script for bash, zsh or fish.",
         discussion: """
             bash: tonearm completions bash > ~/.local/share/bash-completion/completions/tonearm; \

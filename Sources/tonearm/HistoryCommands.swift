@@ -5,6 +5,7 @@ import Foundation
 /// `tonearm rate [STARS]`: rates the current track, or shows its rating and counts.
 struct Rate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rate",
         abstract: "Rate the current track (0 to 5 stars, halves allowed), or show what is known of it.",
         discussion: """
             With STARS (0, 0.5, … 5) the current track gets that rating; `--clear` removes it. Without, prints \
@@ -184,6 +185,7 @@ enum Ranked {
 /// `tonearm pick`: plays today's pick.
 struct Pick: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pick",
         abstract: "Play today's pick: one track from the library, the same all day.",
         discussion: """
             The pick is never a track heard in the 30 days before today and favours what you rated well (an unrated \

@@ -5,6 +5,7 @@ import ArgumentParser
 /// (`org.tonearm.Library1`).
 struct Library: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "library",
         abstract: "Browse, search and rescan the music library.",
         discussion: """
             Every subcommand asks the running daemon (it is not started for you) and takes \
@@ -23,6 +24,7 @@ struct Library: AsyncParsableCommand {
 extension Library {
     struct Artists: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "artists",
             abstract: "List the artists with their album and track counts.",
             discussion: """
                 One line per artist: name, albums, tracks. --json prints an array of objects \
@@ -54,6 +56,7 @@ extension Library {
 
     struct Albums: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "albums",
             abstract: "List the albums, or those of one artist.",
             discussion: """
                 One line per album: album artist — title (year), tracks, total time. With ARTIST, \
@@ -90,6 +93,7 @@ extension Library {
 
     struct Tracks: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "tracks",
             abstract: "List an album's tracks.",
             discussion: """
                 Prints the album (album artist — title (year)) and then its tracks in disc and \
@@ -157,6 +161,7 @@ extension Library {
 
     struct Search: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "search",
             abstract: "Find tracks.",
             discussion: """
                 EXPR is one or more conditions joined by AND, e.g. "artist=Bill Evans AND \
@@ -218,6 +223,7 @@ extension Library {
 
     struct Random: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "random",
             abstract: "Pick a track at random.",
             discussion: """
                 Prints the pick: artist — title, album (year), time. --play plays it now \
@@ -255,6 +261,7 @@ extension Library {
 
     struct Scan: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "scan",
             abstract: "Rescan the music folders.",
             discussion: """
                 Asks the daemon to rescan its folders and waits for the result: a progress bar on \
@@ -288,6 +295,7 @@ extension Library {
 
     struct Failures: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "failures",
             abstract: "List the files the last scans could not read.",
             discussion: """
                 One "path — reason" line per file. --json prints an array of objects with the \
@@ -317,6 +325,7 @@ extension Library {
 extension Library {
     struct Loudness: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "loudness",
             abstract: "Show how far the ReplayGain measurement has come, or write measured gains into the files.",
             discussion: """
                 Files whose tags carry no ReplayGain are measured in the background after each scan (EBU R128 \

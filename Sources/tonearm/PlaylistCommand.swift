@@ -23,6 +23,7 @@ struct PlaylistsClient: Sendable {
 /// `tonearm playlist …`: saved playlists (M3U8 in $XDG_DATA_HOME/tonearm/playlists) and those in the music folders.
 struct Playlist: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "playlist",
         abstract: "Save the queue as a playlist, list, show, load and remove playlists.",
         discussion: """
             Playlists are saved as M3U8 files in $XDG_DATA_HOME/tonearm/playlists/; smart playlists are \

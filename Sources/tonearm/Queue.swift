@@ -4,6 +4,7 @@ import DBus
 /// `tonearm queue …`: the play queue (MPRIS TrackList and org.tonearm.Player1).
 struct Queue: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "queue",
         abstract: "Show and edit the play queue.",
         discussion: """
             Tracks are named by their position in `queue list` (1 is the first) or by their track \

@@ -2,6 +2,7 @@ import ArgumentParser
 
 struct Seek: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "seek",
         abstract: "Move within the current track.",
         discussion: """
             POSITION is +N or -N to move N seconds forwards or backwards, or N, mm:ss or \

@@ -43,6 +43,7 @@ struct SharesClient: Sendable {
 /// `tonearm open FILE…`: what "Open with Tonearm" runs.
 struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "open",
         abstract: "Play files now, as \"Open with Tonearm\" does.",
         discussion: """
             Hands the files to the daemon as one batch (starting it when it is not running): each is \
@@ -81,6 +82,7 @@ struct Open: AsyncParsableCommand {
 /// `tonearm export WHAT FOLDER [--mode M]`.
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Write a copy of a track into a folder, to send it on.",
         discussion: """
             WHAT is `current` (the track playing), a track id (/org/tonearm/track/N) or a file. \

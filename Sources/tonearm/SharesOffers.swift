@@ -37,6 +37,7 @@ extension SharesClient {
 /// `tonearm shares pending|accept|decline`: answering devices that want to send songs (LocalSend in ask mode).
 struct Shares: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "shares",
         abstract: "Answer devices that want to send songs (LocalSend, accept = \"ask\").",
         discussion: """
             A phone that sends to Tonearm in ask mode waits until the offer is accepted or declined here \

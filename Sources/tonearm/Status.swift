@@ -2,6 +2,7 @@ import ArgumentParser
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show what is playing.",
         discussion: """
             Prints the playback status, the current track, position, volume, loop and shuffle. \

@@ -4,6 +4,7 @@ import ArgumentParser
 
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "play",
         abstract: "Start playback, or play the given files or URIs.",
         discussion: """
             With no argument, resumes or starts playback of the queue. With arguments, \
@@ -44,7 +45,7 @@ struct Play: AsyncParsableCommand {
 }
 
 struct Pause: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pause playback.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback.")
 
     @OptionGroup var output: StateOutput
 
@@ -56,7 +57,7 @@ struct Pause: AsyncParsableCommand {
 }
 
 struct Toggle: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pause when playing, play when paused.")
+    static let configuration = CommandConfiguration(commandName: "toggle", abstract: "Pause when playing, play when paused.")
 
     @OptionGroup var output: StateOutput
 
@@ -68,7 +69,7 @@ struct Toggle: AsyncParsableCommand {
 }
 
 struct Stop: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop playback.")
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop playback.")
 
     @OptionGroup var output: StateOutput
 
@@ -80,7 +81,7 @@ struct Stop: AsyncParsableCommand {
 }
 
 struct Next: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Skip to the next track.")
+    static let configuration = CommandConfiguration(commandName: "next", abstract: "Skip to the next track.")
 
     @OptionGroup var output: StateOutput
 

@@ -2,6 +2,7 @@ import ArgumentParser
 
 struct Volume: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "volume",
         abstract: "Print or set the volume.",
         discussion: """
             With no argument, prints the volume as a percentage. LEVEL is 0–100 (percent; a \
