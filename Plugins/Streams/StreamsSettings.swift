@@ -3,7 +3,8 @@ import TonearmCore
 
 /// `[plugins.streams]`: time-outs, reconnecting, the user agent and the bounds on playlists fetched from the network.
 public struct StreamsSettings: Sendable, Equatable {
-    /// Seconds to wait for a server's answer (connect and headers) when a stream or playlist is opened.
+    /// Seconds to wait for a server's answer (connect and headers) to the plugin's own requests: a playlist, a live
+    /// stream's song, a failed stream's fault.
     public var connectTimeout: Double = 10
     /// Seconds without data before a playing stream counts as stalled (GStreamer's souphttpsrc `timeout`).
     public var readTimeout: Double = 15

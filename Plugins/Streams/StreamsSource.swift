@@ -69,7 +69,6 @@ public struct StreamsSource: SourcePlugin {
             out.station = station
         }
         if out.genres.isEmpty, let genre = answer.header("icy-genre"), !genre.isEmpty { out.genres = [genre] }
-        if answer.isLive { out.length = nil }
         return out
     }
 
