@@ -509,7 +509,7 @@ final class PipelineShell: Sendable {
     private func runBus() {
         let types: [GstMessageType] = [GST_MESSAGE_EOS, GST_MESSAGE_ERROR, GST_MESSAGE_WARNING, GST_MESSAGE_STATE_CHANGED,
                                        GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
-                                       GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING]
+                                       GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING, GST_MESSAGE_ELEMENT]
         let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
         var lastStateCheck = ContinuousClock.now
         while !isShutDown.load(ordering: .acquiring) {
