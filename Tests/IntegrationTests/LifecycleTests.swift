@@ -62,11 +62,11 @@ import Testing
         let d = try Daemon()
         let a = try d.sine("a song.wav", seconds: 30)
         let b = try d.sine("b.wav", seconds: 30)
-        try await d.start([Daemon.uri(a), b, "http://example.invalid/stream.mp3"])
+        try await d.start([Daemon.uri(a), b, "http://example.invalid/stream.mp3", "/nowhere/c.wav"])
         let urls = try await d.get(Daemon.trackList, "Tracks").arrayValue?.count
-        #expect(urls == 2, "the two files; the web stream is refused (file:// only)")
+        #expect(urls == 3, "the two files and the stream (checked when it plays); the missing file is refused")
         #expect((try await d.metadata())["xesam:url"]?.stringValue == Daemon.uri(a), "a URI stays as it is")
-        #expect(d.log.contains("http://example.invalid/stream.mp3"), "the refused one is logged")
+        #expect(d.log.contains("/nowhere/c.wav"), "the refused one is logged")
     }
 
     @Test func filesOnTheCommandLineReplaceTheSavedQueue() async throws {

@@ -105,7 +105,13 @@ import Testing
         #expect(try await d.trackID() != first, "the same file opened again is a new entry with a new id")
         try await d.waitFor("TrackAdded twice") { added.named("TrackAdded").count == 2 }
 
-        await #expect(throws: DBusError.self) { try await d.call(Daemon.player, "OpenUri", [.string("http://example.invalid/x.mp3")]) }
+        // A stream is taken at once (no request before it plays); a host that does not exist is then its failure,
+        // named, and the player goes on.
+        let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        let stream = "http://example.invalid/x.mp3"
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(stream)])
+        try await d.waitFor("the stream's failure") { failed.signals.contains { $0.arguments[1].stringValue == stream } }
+        #expect(failed.signals.first { $0.arguments[1].stringValue == stream }?.arguments[2].stringValue == "org.tonearm.Error.HostNotFound")
         do {
             _ = try await d.call(Daemon.player, "OpenUri", [.string("ftp://x/y.ogg")])
         } catch let e as DBusError {
@@ -119,7 +125,7 @@ import Testing
         } catch let e as DBusError {
             #expect(e.name == "org.tonearm.Error.UnsupportedType", "\(e)")
         }
-        #expect(try await d.tracks().count == 2, "a refused file is not queued")
+        #expect(try await d.tracks().count == 3, "a refused file is not queued (the two opened, and the stream)")
         do {
             _ = try await d.call(Daemon.player, "OpenUri", [.string(Daemon.uri("/nonexistent/song.flac"))])
             Issue.record("a missing file must be an error")
