@@ -37,6 +37,9 @@ public actor Player {
     let startingTrack = Atomic<Bool>(false)
     /// The entry last announced as heard; a second start of the same one is a repeat (LoopStatus Track).
     var heard: TrackID?
+    /// The entry whose failure its source is looking into (`SourcePlugin.explainFailure`): a second report of it
+    /// meanwhile is the same failure.
+    var explainingFailure: TrackID?
     /// Entries that failed to play, skipped until a user picks them explicitly.
     var skipper = FailureSkipper()
     var lastSnapshot: PlayerSnapshot?

@@ -98,6 +98,7 @@ extension Player {
         case .failed(let item, let error):
             let id = TrackID(serial: item.token)
             let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
+            guard explainingFailure != id else { return }
             var reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
             if id == loaded {
                 switch reconnectIfLive(id, because: error.message) {
@@ -111,6 +112,7 @@ extension Player {
             if id == loaded, heard != id, let track = queue.track(id), let plugin = source(of: track.uri),
                plugin.explainsFailures(of: track.metadata) {
                 let metadata = track.metadata
+                explainingFailure = id
                 Task { [weak self, reason] in
                     let explanation = await plugin.explainFailure(of: metadata)
                     await self?.failed(id, uri: uri, reason: reason, explanation: explanation)
@@ -129,6 +131,7 @@ extension Player {
     /// Carries out a track's failure: reported, then the next playable entry loaded (or the player stopped) when it
     /// was the loaded one. A playlist found in its place is played instead.
     func failed(_ id: TrackID, uri: String, reason: TonearmError, explanation: FailureExplanation?) async {
+        defer { if explainingFailure == id { explainingFailure = nil } }
         var reason = reason
         switch explanation {
         case .playlist(let expansion):
