@@ -73,8 +73,10 @@ public final class Daemon: @unchecked Sendable {
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)
         process = p
+        // The name owned by this process: right after a kill -9 a loaded bus can still list the killed one as owner,
+        // and a call sent then goes to it and fails.
         let up = try await eventually(timeout: .seconds(60)) {
-            !p.isRunning ? true : (try await client.nameHasOwner(Self.busName))
+            !p.isRunning ? true : (try await ownerPID() == p.pid)
         }
         guard up, p.isRunning else {
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
@@ -89,6 +91,14 @@ public final class Daemon: @unchecked Sendable {
             _ = await p.wait()  // it took its name, then gave up while starting (a bad audio sink, an unreadable index…)
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
+    }
+
+    /// The process id of the player name's owner on the bus, or nil while nobody owns it.
+    private func ownerPID() async throws -> pid_t? {
+        guard try await client.nameHasOwner(Self.busName) else { return nil }
+        let reply = try? await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                           member: "GetConnectionUnixProcessID", arguments: [.string(Self.busName)])
+        return reply?.first?.int64Value.map { pid_t($0) }
     }
 
     /// kill -9: no chance to save anything.
