@@ -78,7 +78,8 @@ public struct StreamsSource: SourcePlugin {
     /// when the stream says nothing in time. (The first block names the song of the audio the server bursts, which is
     /// the one the player starts with.)
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
-        guard metadata.isLive != false, let uri = URL(string: metadata.streamURL ?? metadata.url),
+        // A file (its server said so, or its sender gave its length) has no song to ask for.
+        guard metadata.isLive ?? ((metadata.length ?? 0) <= 0), let uri = URL(string: metadata.streamURL ?? metadata.url),
               uri.scheme?.lowercased() == "http" else { return metadata }
         let settings = settings
         guard let answer = try? await HTTPFetch.requests.run({

@@ -9,14 +9,15 @@ extension PlayerClient {
         return value?.looseInt64.map { Int($0) } ?? 100
     }
 
-    /// Each change of the fill level.
-    func bufferingChanges() -> AsyncStream<Int> {
+    /// Each change of the fill level, with the track it is of.
+    func bufferingChanges() -> AsyncStream<(trackId: String, percent: Int)> {
         let signals = connection.signals(matching: DBusMatchRule(
             sender: Self.busName, path: Self.objectPath, interface: Interface.tonearm, member: "BufferingChanged"))
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals {
-                    if signal.arguments.count >= 2, let percent = signal.arguments[1].unwrapped.looseInt64 { continuation.yield(Int(percent)) }
+                    guard signal.arguments.count >= 2, let percent = signal.arguments[1].unwrapped.looseInt64 else { continue }
+                    continuation.yield((signal.arguments[0].unwrapped.looseString ?? "", Int(percent)))
                 }
                 continuation.finish()
             }

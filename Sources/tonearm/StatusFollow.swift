@@ -46,7 +46,7 @@ struct StatusFollower {
                 for await line in lyricLines { continuation.yield(.lyric(line)) }
             },
             Task {
-                for await level in bufferLevels { continuation.yield(.buffering(level)) }
+                for await level in bufferLevels { continuation.yield(.buffering(level.percent)) }
             },
         ]
         let interrupts = InterruptWatch { continuation.yield(.interrupted) }

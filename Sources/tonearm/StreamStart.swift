@@ -24,8 +24,7 @@ struct StreamStart {
         let failures = client.connection.signals(matching: DBusMatchRule(
             sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "TrackFailed"))
         let ticks = client.ticks()
-        let levels = client.connection.signals(matching: DBusMatchRule(
-            sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "BufferingChanged"))
+        let levels = client.bufferingChanges()
         let feeders = [
             Task {
                 for await signal in failures {
@@ -40,11 +39,7 @@ struct StreamStart {
             },
             Task {
                 // Heard: its buffer filled.
-                for await signal in levels {
-                    let a = signal.arguments.map(\.unwrapped)
-                    guard a.count >= 2, let id = a[0].looseString, a[1].looseInt64 == 100 else { continue }
-                    continuation.yield((id, .heard))
-                }
+                for await level in levels where level.percent == 100 { continuation.yield((level.trackId, .heard)) }
             },
         ]
         return Watch(events: events, stop: { for feeder in feeders { feeder.cancel() }; continuation.finish() })

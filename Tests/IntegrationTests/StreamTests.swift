@@ -23,6 +23,16 @@ import Testing
         return file
     }
 
+    /// A test server whose live routes serve an MP3 of `buffers` × 1152 samples of a test tone; its folder is kept
+    /// for as long as the caller holds it.
+    static func liveServer(buffers: Int) async throws -> (TemporaryDirectory, TestHTTPServer) {
+        let files = TemporaryDirectory("tonearm-served")
+        let live = files.file("live.mp3")
+        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=\(buffers)", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(live.path)"])
+        try #require(made.status == 0, "\(made.err)")
+        return (files, try await TestHTTPServer(root: files.url, liveFile: live))
+    }
+
     /// A dominant frequency by zero crossings (good enough for a clean sine).
     static func frequency(_ samples: ArraySlice<Int16>, rate: Int = 44100) -> Double {
         var crossings = 0
@@ -303,11 +313,8 @@ import Testing
     }
 
     @Test func aPlaylistUnderAPlainNameIsFoundAndPlayed() async throws {
-        let files = TemporaryDirectory("tonearm-served")
-        let live = files.file("live.mp3")
-        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=400", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(live.path)"])
-        try #require(made.status == 0, "\(made.err)")
-        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let (files, server) = try await Self.liveServer(buffers: 400)
+        defer { withExtendedLifetime(files) {} }
         let d = try Daemon()
         let failed = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
         try await d.start()
@@ -559,11 +566,8 @@ import Testing
     }
 
     @Test func aLiveStreamThatDropsIsReconnectedThenLeft() async throws {
-        let files = TemporaryDirectory("tonearm-served")
-        let live = files.file("live.mp3")
-        let made = try await gstLaunch(["-q", "audiotestsrc", "num-buffers=60", "!", "audioconvert", "!", "lamemp3enc", "!", "filesink", "location=\(live.path)"])
-        try #require(made.status == 0, "\(made.err)")
-        let server = try await TestHTTPServer(root: files.url, liveFile: live)
+        let (files, server) = try await Self.liveServer(buffers: 60)
+        defer { withExtendedLifetime(files) {} }
         let d = try Daemon()
         try d.writeConfig("[plugins.streams]\nreconnect-attempts = 2\nreconnect-delay = 0.2\nreconnect-max-delay = 0.5\n")
         let buffering = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "BufferingChanged"))

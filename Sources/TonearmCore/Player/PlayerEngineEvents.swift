@@ -123,11 +123,6 @@ extension Player {
         }
     }
 
-    /// The source plugin of a queue entry's URI.
-    func source(of uri: String) -> (any SourcePlugin)? {
-        URL(string: uri).flatMap { url in plugins.first { $0.canResolve(url) } }
-    }
-
     /// Carries out a track's failure: reported, then the next playable entry loaded (or the player stopped) when it
     /// was the loaded one. A playlist found in its place is played instead.
     func failed(_ id: TrackID, uri: String, reason: TonearmError, explanation: FailureExplanation?) async {
@@ -163,24 +158,7 @@ extension Player {
     /// Puts a playlist's entries in place of the entry `id` that named it, playing the first when `id` was loaded.
     /// Throws when none of them can be played.
     private func playInstead(_ id: TrackID, _ expansion: PlaylistExpansion) async throws {
-        let name = queue.track(id)?.uri ?? id.path
-        var resolved: [(TrackMetadata, any SourcePlugin)] = []
-        for (location, error) in expansion.skipped {
-            logger.error("playlist \(name): skipping \(location): \(error.message)")
-            emit(.trackFailed(.noTrack, uri: location, error: error))
-        }
-        for entry in expansion.uris {
-            do {
-                resolved += try await resolveExpanding(entry, depth: 1)
-            } catch {
-                let reason = error as? TonearmError ?? TonearmError(.failed, "cannot play \(entry): \(error)")
-                logger.error("playlist \(name): skipping \(entry): \(reason.message)")
-                emit(.trackFailed(.noTrack, uri: entry, error: reason))
-            }
-        }
-        guard !resolved.isEmpty else {
-            throw TonearmError(.emptyPlaylist, "the playlist \(name) names nothing that can be played")
-        }
+        let resolved = try await resolveEntries(expansion, of: queue.track(id)?.uri ?? id.path, depth: 0)
         // The user may have moved on while the entries were read: then they are only queued.
         guard queue.contains(id) else { return }
         let wasLoaded = id == loaded

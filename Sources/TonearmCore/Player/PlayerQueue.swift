@@ -185,30 +185,36 @@ extension Player {
         let url = try Self.url(uri)
         for plugin in plugins {
             guard let expansion = try await plugin.expand(url) else { continue }
-            var out: [(TrackMetadata, any SourcePlugin)] = []
-            for (location, error) in expansion.skipped {
-                logger.error("playlist \(uri): skipping \(location): \(error.message)")
-                emit(.trackFailed(.noTrack, uri: location, error: error))
-            }
-            for entry in expansion.uris {
-                do {
-                    guard depth < Self.maximumPlaylistDepth else {
-                        out.append(try await resolve(entry))
-                        continue
-                    }
-                    out += try await resolveExpanding(entry, depth: depth + 1)
-                } catch {
-                    let reason = error as? TonearmError ?? TonearmError(.failed, "cannot play \(entry): \(error)")
-                    logger.error("playlist \(uri): skipping \(entry): \(reason.message)")
-                    emit(.trackFailed(.noTrack, uri: entry, error: reason))
-                }
-            }
-            guard !out.isEmpty else {
-                throw TonearmError(.emptyPlaylist, "the playlist \(uri) names nothing that can be played")
-            }
-            return out
+            return try await resolveEntries(expansion, of: uri, depth: depth)
         }
         return [try await resolve(uri)]
+    }
+
+    /// A playlist's entries, each resolved (those that cannot be are reported with TrackFailed and skipped; playlists
+    /// among them are followed down to `maximumPlaylistDepth`). A playlist with nothing playable is an error.
+    func resolveEntries(_ expansion: PlaylistExpansion, of uri: String, depth: Int) async throws -> [(TrackMetadata, any SourcePlugin)] {
+        var out: [(TrackMetadata, any SourcePlugin)] = []
+        for (location, error) in expansion.skipped {
+            logger.error("playlist \(uri): skipping \(location): \(error.message)")
+            emit(.trackFailed(.noTrack, uri: location, error: error))
+        }
+        for entry in expansion.uris {
+            do {
+                guard depth < Self.maximumPlaylistDepth else {
+                    out.append(try await resolve(entry))
+                    continue
+                }
+                out += try await resolveExpanding(entry, depth: depth + 1)
+            } catch {
+                let reason = error as? TonearmError ?? TonearmError(.failed, "cannot play \(entry): \(error)")
+                logger.error("playlist \(uri): skipping \(entry): \(reason.message)")
+                emit(.trackFailed(.noTrack, uri: entry, error: reason))
+            }
+        }
+        guard !out.isEmpty else {
+            throw TonearmError(.emptyPlaylist, "the playlist \(uri) names nothing that can be played")
+        }
+        return out
     }
 
     func resolve(_ uri: String) async throws -> (TrackMetadata, any SourcePlugin) {
@@ -298,9 +304,14 @@ extension Player {
         for item in upcoming { engine.setGain(item.gain, forToken: item.token) }
     }
 
+    /// The source plugin of a queue entry's URI.
+    func source(of uri: String) -> (any SourcePlugin)? {
+        URL(string: uri).flatMap { url in plugins.first { $0.canResolve(url) } }
+    }
+
     /// Lets the source of a track that is now heard know (the MIDI browser remembers it as the last choice).
     func tellSource(_ metadata: TrackMetadata) {
-        guard let url = URL(string: metadata.url), let plugin = plugins.first(where: { $0.canResolve(url) }) else { return }
+        guard let plugin = source(of: metadata.url) else { return }
         Task { await plugin.trackStarted(metadata) }
     }
 
