@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+import XMLTree
 
 /// A playlist file's formats.
 public enum PlaylistFormat: String, Sendable, CaseIterable {
@@ -147,56 +145,27 @@ public enum PlaylistParser {
     }
 
     static func xspf(_ text: String) throws(PlaylistError) -> [PlaylistEntry] {
-        let reader = XSPFReader()
-        let parser = XMLParser(data: Data(text.utf8))
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        guard parser.parse() else {
-            throw PlaylistError("not a valid XSPF playlist: \(parser.parserError.map { "\($0.localizedDescription)" } ?? "XML error") at line \(parser.lineNumber)")
+        let root: XMLElement
+        do {
+            root = try XMLElement.parse(text, maximumElements: 500_000, doctype: .skipped)
+        } catch {
+            throw PlaylistError("not a valid XSPF playlist: \(error)")
         }
-        guard reader.isClosed else { throw PlaylistError("not a valid XSPF playlist: it ends before its elements are closed") }
-        guard reader.sawPlaylist else { throw PlaylistError("not an XSPF playlist: no <playlist> element") }
-        return reader.entries
-    }
-}
-
-/// Collects XSPF tracks: `location` (the first), `title`, `creator` and `duration` (ms).
-private final class XSPFReader: NSObject, XMLParserDelegate {
-    var entries: [PlaylistEntry] = []
-    var sawPlaylist = false
-    private var path: [String] = []
-    var isClosed: Bool { path.isEmpty }
-    private var text = ""
-    private var track: (location: String?, title: String?, creator: String?, duration: Double?)?
-
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
-        path.append(name)
-        text = ""
-        if name == "playlist", path.count == 1 { sawPlaylist = true }
-        if name == "track", path.suffix(2) == ["trackList", "track"] { track = (nil, nil, nil, nil) }
+        guard root.name == "playlist" else { throw PlaylistError("not an XSPF playlist: no <playlist> element") }
+        let tracks = root.children.filter { $0.name == "trackList" }.flatMap(\.children).filter { $0.name == "track" }
+        return tracks.compactMap(xspfEntry)
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        defer { path.removeLast() }
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        text = ""
-        guard track != nil, path.count >= 2, path[path.count - 2] == "track" || name == "track" else { return }
-        switch name {
-        case "location": if track?.location == nil, !value.isEmpty { track?.location = value }
-        case "title": track?.title = value.isEmpty ? nil : value
-        case "creator": track?.creator = value.isEmpty ? nil : value
-        case "duration": track?.duration = Double(value).flatMap { $0 > 0 ? $0 / 1000 : nil }
-        case "track":
-            if let t = track, let location = t.location {
-                let title = [t.creator, t.title].compactMap { $0 }.joined(separator: " - ")
-                entries.append(PlaylistEntry(location: location, title: title.isEmpty ? nil : title, duration: t.duration))
-            }
-            track = nil
-        default: break
+    /// A track's first non-empty `location`, with `creator - title` and `duration` (ms) when given.
+    private static func xspfEntry(_ track: XMLElement) -> PlaylistEntry? {
+        func values(_ name: String) -> [String] {
+            track.children.filter { $0.name == name }.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
         }
+        guard let location = values("location").first(where: { !$0.isEmpty }) else { return nil }
+        let title = [values("creator").last, values("title").last].compactMap { $0 }.filter { !$0.isEmpty }
+            .joined(separator: " - ")
+        let duration = values("duration").last.flatMap(Double.init).flatMap { $0 > 0 ? $0 / 1000 : nil }
+        return PlaylistEntry(location: location, title: title.isEmpty ? nil : title, duration: duration)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import TonearmCore
+import XMLTree
 
 /// DIDL-Lite, the metadata a controller sends with a URI and a renderer reports back: read into what Tonearm shows,
 /// and written from a queued track.

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
+import XMLTree
 
 /// Sends GENA NOTIFY requests: one connection a request, bounded in time, the answer's status read and nothing more.
 enum EventNotifier {

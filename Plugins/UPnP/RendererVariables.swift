@@ -1,4 +1,5 @@
 import TonearmCore
+import XMLTree
 
 /// What the renderer itself remembers of the casts it queued: each entry's URI and the controller's own metadata,
 /// and which entry was set as "next"; and the mute (Tonearm has a volume, not a mute).

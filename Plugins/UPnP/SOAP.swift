@@ -1,4 +1,5 @@
 import Foundation
+import XMLTree
 
 /// A UPnP control error: the code a controller acts on and a description a person can read.
 public struct UPnPError: Error, Sendable, Equatable {

@@ -1,3 +1,5 @@
+import XMLTree
+
 /// One UPnP service as its SCPD describes it: the actions with their arguments and the state variables they relate
 /// to. The SCPD served, the checks on a call's arguments and the error for an unknown action all read this table.
 public struct ServiceDefinition: Sendable {

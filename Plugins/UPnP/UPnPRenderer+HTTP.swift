@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import NIOCore
+import XMLTree
 
 /// The renderer's HTTP side: the device and service descriptions, SOAP control and GENA subscriptions.
 extension UPnPRenderer {

@@ -1,3 +1,5 @@
+import XMLTree
+
 /// An interface as declared in introspection XML (the XML files in `dbus/` are the contract).
 public struct DBusInterfaceDescription: Sendable, Equatable {
     public enum Direction: String, Sendable, Equatable {
@@ -87,8 +89,13 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
     /// Parses a `<node>` document (or a bare `<interface>`) holding one or more `<interface>`s.
     /// Throws `DBusError.invalidArgs` on malformed XML, missing names or invalid type signatures.
     public static func parse(xml: String) throws -> [DBusInterfaceDescription] {
-        let root = try XMLElementNode.parseDocument(xml)
-        let interfaceElements: [XMLElementNode]
+        let root: XMLElement
+        do {
+            root = try XMLElement.parse(xml, maximumDepth: 256, maximumElements: 100_000, doctype: .skipped)
+        } catch {
+            throw DBusError.invalidArgs("introspection XML: \(error)")
+        }
+        let interfaceElements: [XMLElement]
         switch root.name {
         case "node": interfaceElements = root.children.filter { $0.name == "interface" }
         case "interface": interfaceElements = [root]
@@ -97,14 +104,14 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
         return try interfaceElements.map(parseInterface)
     }
 
-    private static func required(_ e: XMLElementNode, _ attribute: String) throws -> String {
+    private static func required(_ e: XMLElement, _ attribute: String) throws -> String {
         guard let v = e.attributes[attribute] else {
             throw DBusError.invalidArgs("introspection XML: <\(e.name)> without \(attribute)")
         }
         return v
     }
 
-    private static func annotations(_ e: XMLElementNode) throws -> [String: String] {
+    private static func annotations(_ e: XMLElement) throws -> [String: String] {
         var result: [String: String] = [:]
         for a in e.children where a.name == "annotation" {
             result[try required(a, "name")] = a.attributes["value"] ?? ""
@@ -112,7 +119,7 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
         return result
     }
 
-    private static func type(_ e: XMLElementNode) throws -> String {
+    private static func type(_ e: XMLElement) throws -> String {
         let t = try required(e, "type")
         guard Marshal.isValidSingleType(t) else {
             throw DBusError.invalidArgs("introspection XML: '\(t)' is not a single complete type")
@@ -120,7 +127,7 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
         return t
     }
 
-    private static func arguments(_ e: XMLElementNode) throws -> [Argument] {
+    private static func arguments(_ e: XMLElement) throws -> [Argument] {
         try e.children.filter { $0.name == "arg" }.map { a in
             var direction: Direction?
             if let d = a.attributes["direction"] {
@@ -133,7 +140,7 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
         }
     }
 
-    private static func parseInterface(_ e: XMLElementNode) throws -> DBusInterfaceDescription {
+    private static func parseInterface(_ e: XMLElement) throws -> DBusInterfaceDescription {
         let name = try required(e, "name")
         guard Marshal.isValidInterface(name) else { throw DBusError.invalidArgs("introspection XML: interface name '\(name)'") }
         var result = DBusInterfaceDescription(name: name, annotations: try annotations(e))

@@ -41,6 +41,14 @@ struct PlaylistParserTests {
             """,
              entries: [.init(location: "file:///m/a.ogg", title: "Trio - A & B", duration: 61),
                        .init(location: "http://s/x")]),
+        Case(name: "xspf with a DOCTYPE, a prefix and CDATA", format: .xspf, text: """
+            <?xml version="1.0"?>
+            <!DOCTYPE x:playlist SYSTEM "xspf.dtd">
+            <x:playlist version="1" xmlns:x="http://xspf.org/ns/0/"><x:trackList>
+              <x:track><x:location><![CDATA[http://s/a?b=1&c=2]]></x:location><x:title> Caf&#xE9; </x:title></x:track>
+            </x:trackList></x:playlist>
+            """,
+             entries: [.init(location: "http://s/a?b=1&c=2", title: "Café")]),
     ]
 
     @Test(arguments: cases)
@@ -52,6 +60,10 @@ struct PlaylistParserTests {
         #expect(throws: PlaylistError.self) { try PlaylistParser.parse("File1=x\n", format: .pls) }
         #expect(throws: PlaylistError.self) { try PlaylistParser.parse("<playlist><trackList><track>", format: .xspf) }
         #expect(throws: PlaylistError.self) { try PlaylistParser.parse("<html/>", format: .xspf) }
+        // An entity declared in the playlist's own DTD is never expanded (nothing outside the file is read).
+        #expect(throws: PlaylistError.self) {
+            try PlaylistParser.parse("<!DOCTYPE playlist [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><playlist><trackList><track><location>&e;</location></track></trackList></playlist>", format: .xspf)
+        }
         let many = (1...11).map { "t\($0).ogg" }.joined(separator: "\n")
         #expect(throws: PlaylistError.self) { try PlaylistParser.parse(many, format: .m3u, maximumEntries: 10) }
         #expect(try PlaylistParser.parse(many, format: .m3u, maximumEntries: 11).count == 11)

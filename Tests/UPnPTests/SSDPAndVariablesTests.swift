@@ -1,5 +1,6 @@
 import Testing
 import TonearmCore
+import XMLTree
 @testable import UPnP
 
 @Suite struct SSDPMessagesTests {

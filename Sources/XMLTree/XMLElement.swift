@@ -1,6 +1,6 @@
-/// A small XML reader for what controllers send (SOAP envelopes, DIDL-Lite, GENA bodies): elements, attributes and
-/// text, namespace prefixes dropped. It takes no DTD at all, so no entity can be declared and nothing outside the
-/// document is ever read; size and depth are bounded.
+/// The one XML reader of the daemon, for what it reads from outside (UPnP controllers' SOAP envelopes, DIDL-Lite and
+/// GENA bodies, XSPF playlists, D-Bus introspection): elements, attributes and text, namespace prefixes dropped.
+/// No entity can be declared and nothing outside the document is ever read; size and depth are bounded.
 public struct XMLElement: Sendable, Equatable {
     /// The element's local name (`s:Body` is `Body`).
     public var name: String
@@ -29,10 +29,20 @@ public struct XMLElement: Sendable, Equatable {
         return nil
     }
 
-    /// Reads one document; throws `XMLError` for anything malformed, a DTD, or more than the limits allow.
-    public static func parse(_ text: String, maximumDepth: Int = 32, maximumElements: Int = 10_000) throws(XMLError) -> XMLElement {
-        var reader = XMLReader(Array(text.utf8), maximumDepth: maximumDepth, maximumElements: maximumElements)
+    /// Reads one document; throws `XMLError` for anything malformed, a refused DOCTYPE, or more than the limits allow.
+    public static func parse(_ text: String, maximumDepth: Int = 32, maximumElements: Int = 10_000,
+                             doctype: Doctype = .refused) throws(XMLError) -> XMLElement {
+        var reader = XMLReader(Array(text.utf8), maximumDepth: maximumDepth, maximumElements: maximumElements, doctype: doctype)
         return try reader.document()
+    }
+
+    /// What a document type declaration before the root does.
+    public enum Doctype: Sendable {
+        /// The document is refused (what a network peer sends has no business declaring one).
+        case refused
+        /// It is passed over unread, internal subset included: an entity it declares stays unknown, so a reference
+        /// to it is refused (D-Bus introspection documents and playlists carry a DOCTYPE naming their DTD).
+        case skipped
     }
 }
 
@@ -47,11 +57,13 @@ private struct XMLReader {
     var at = 0
     let maximumDepth: Int
     var elementsLeft: Int
+    let doctype: XMLElement.Doctype
 
-    init(_ bytes: [UInt8], maximumDepth: Int, maximumElements: Int) {
+    init(_ bytes: [UInt8], maximumDepth: Int, maximumElements: Int, doctype: XMLElement.Doctype) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
         elementsLeft = maximumElements
+        self.doctype = doctype
     }
 
     mutating func document() throws(XMLError) -> XMLElement {
@@ -64,7 +76,7 @@ private struct XMLReader {
         return root
     }
 
-    /// Whitespace, the XML declaration, comments and processing instructions; a DTD is refused.
+    /// Whitespace, the XML declaration, comments and processing instructions; a DOCTYPE as `doctype` says.
     mutating func skipMisc() throws(XMLError) {
         while true {
             skipSpace()
@@ -73,11 +85,34 @@ private struct XMLReader {
             } else if peek("<!--") {
                 try skip(past: "-->")
             } else if peek("<!") {
-                throw XMLError("a document type declaration is not accepted")
+                guard doctype == .skipped, peek("<!DOCTYPE") else { throw XMLError("a document type declaration is not accepted") }
+                try skipDeclaration()
             } else {
                 return
             }
         }
+    }
+
+    /// A `<!DOCTYPE …>` with its internal subset in brackets, quoted literals taken whole.
+    mutating func skipDeclaration() throws(XMLError) {
+        var depth = 0
+        var quote: UInt8?
+        while at < bytes.count {
+            let b = bytes[at]
+            at += 1
+            if let q = quote {
+                if b == q { quote = nil }
+            } else if b == 0x22 || b == 0x27 {
+                quote = b
+            } else if b == 0x5B {
+                depth += 1
+            } else if b == 0x5D {
+                depth -= 1
+            } else if b == 0x3E, depth <= 0 {
+                return
+            }
+        }
+        throw XMLError("the document ends inside its document type declaration")
     }
 
     mutating func element(depth: Int) throws(XMLError) -> XMLElement {
