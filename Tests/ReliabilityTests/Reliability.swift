@@ -36,13 +36,23 @@ enum Reliability {
 
     /// The lowest resident memory seen over three samples a second apart (kB): transient allocations of the
     /// moment are not growth.
-    static func settledRSS(_ pid: pid_t) async -> Int {
-        var lowest = Int.max
+    /// A process's resident memory in kB: all of it (VmRSS), and its anonymous part (RssAnon: the heap, stacks and
+    /// written data, what a leak grows). The rest is pages of the executable and libraries, which grow as code runs
+    /// for the first time (the kernel maps 16 pages around each), up to their size, and are given back under pressure.
+    struct Resident: Sendable {
+        var total: Int
+        var anonymous: Int
+    }
+
+    /// The lowest of three samples a second apart, of each figure.
+    static func settledResident(_ pid: pid_t) async -> Resident {
+        var lowest = Resident(total: .max, anonymous: .max)
         for i in 0..<3 {
             if i > 0 { await letTimePass(.seconds(1), because: "samples spread over time") }
-            if let now = rss(pid) { lowest = min(lowest, now) }
+            if let total = rss(pid) { lowest.total = min(lowest.total, total) }
+            if let anonymous = status(pid, "RssAnon") { lowest.anonymous = min(lowest.anonymous, anonymous) }
         }
-        return lowest == .max ? 0 : lowest
+        return Resident(total: lowest.total == .max ? 0 : lowest.total, anonymous: lowest.anonymous == .max ? 0 : lowest.anonymous)
     }
 
     /// Resident memory of a process, in kB (VmRSS).
