@@ -241,11 +241,13 @@ import Testing
         let after = try await Self.quiescentMemory(d, pid, media)
         let alive = try await d.client.nameHasOwner(Daemon.busName)
         let answering = (try? await d.status()) != nil
-        // A leak grows the anonymous memory; the executable's pages grow as calls first run code, up to its size.
-        let growth = before.anonymous > 0 ? Double(after.anonymous - before.anonymous) / Double(before.anonymous) : 0
+        // A leak grows the anonymous memory; the executable's pages grow as calls first run code, up to its size. The
+        // growth is held to a tenth of the whole RSS, as before the split: a tenth of the anonymous part alone (10 MB
+        // after a trim) is within what glibc's arenas keep between two trims under load (2.7 MB seen).
+        let growth = before.total > 0 ? Double(after.anonymous - before.anonymous) / Double(before.total) : 0
         #expect(alive && answering, "the daemon must still own its name and answer")
         #expect(outcome.unexpected.isEmpty, "unexpected replies:\n\(outcome.unexpected.joined(separator: "\n"))")
-        #expect(growth < 0.10, "anonymous memory grew \(Int(growth * 100))% (\(before.anonymous) → \(after.anonymous) kB; RSS \(before.total) → \(after.total) kB)")
+        #expect(growth < 0.10, "anonymous memory grew by \(Int(growth * 100))% of the RSS (\(before.anonymous) → \(after.anonymous) kB; RSS \(before.total) → \(after.total) kB)")
 
         let total = outcome.counts.values.reduce(0) { $0 + $1.ok + $1.expectedError + $1.unexpected }
         Reliability.report(1, "Hostile D-Bus", tried: [
@@ -256,9 +258,9 @@ import Testing
         ], held: [
             "the daemon never died and still owned its name and answered afterwards: \(alive && answering ? "yes" : "NO")",
             "every reply was a success or an expected error (org.tonearm.Error.* or a standard D-Bus error): \(outcome.unexpected.isEmpty ? "yes" : "NO, \(outcome.unexpected.count) unexpected")",
-            "anonymous memory after the run within 10% of before: \(growth < 0.10 ? "yes" : "NO")",
+            "anonymous memory grown by less than 10% of the RSS before: \(growth < 0.10 ? "yes" : "NO")",
         ], figures: [("calls", "\(total)"), ("queue length before it was reset", "\(queueLength)"), ("RSS before (kB)", "\(before.total)"), ("RSS after (kB)", "\(after.total)"), ("anonymous before (kB)", "\(before.anonymous)"), ("anonymous after (kB)", "\(after.anonymous)"),
-                     ("anonymous growth", String(format: "%.1f%%", growth * 100))]
+                     ("anonymous growth, % of the RSS before", String(format: "%.1f%%", growth * 100))]
             + outcome.errorNames.sorted { $0.value > $1.value }.prefix(12).map { ("replies \($0.key)", "\($0.value)") })
     }
 }
