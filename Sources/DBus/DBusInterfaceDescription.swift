@@ -176,41 +176,41 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
 
     func introspectionXML(indent: String) -> String {
         let i1 = indent, i2 = indent + "  ", i3 = indent + "    "
-        var out = "\(i1)<interface name=\"\(xmlEscape(name))\">\n"
+        var out = "\(i1)<interface name=\"\(xmlEscaped(name))\">\n"
         func annotationLines(_ a: [String: String], _ ind: String) {
             for key in a.keys.sorted() {
-                out += "\(ind)<annotation name=\"\(xmlEscape(key))\" value=\"\(xmlEscape(a[key]!))\"/>\n"
+                out += "\(ind)<annotation name=\"\(xmlEscaped(key))\" value=\"\(xmlEscaped(a[key]!))\"/>\n"
             }
         }
         func argLine(_ a: Argument) {
             var s = "\(i3)<arg"
-            if let n = a.name { s += " name=\"\(xmlEscape(n))\"" }
-            s += " type=\"\(xmlEscape(a.type))\""
+            if let n = a.name { s += " name=\"\(xmlEscaped(n))\"" }
+            s += " type=\"\(xmlEscaped(a.type))\""
             if let d = a.direction { s += " direction=\"\(d.rawValue)\"" }
             out += s + "/>\n"
         }
         for m in methods {
             if m.arguments.isEmpty && m.annotations.isEmpty {
-                out += "\(i2)<method name=\"\(xmlEscape(m.name))\"/>\n"
+                out += "\(i2)<method name=\"\(xmlEscaped(m.name))\"/>\n"
                 continue
             }
-            out += "\(i2)<method name=\"\(xmlEscape(m.name))\">\n"
+            out += "\(i2)<method name=\"\(xmlEscaped(m.name))\">\n"
             m.arguments.forEach(argLine)
             annotationLines(m.annotations, i3)
             out += "\(i2)</method>\n"
         }
         for s in signals {
             if s.arguments.isEmpty && s.annotations.isEmpty {
-                out += "\(i2)<signal name=\"\(xmlEscape(s.name))\"/>\n"
+                out += "\(i2)<signal name=\"\(xmlEscaped(s.name))\"/>\n"
                 continue
             }
-            out += "\(i2)<signal name=\"\(xmlEscape(s.name))\">\n"
+            out += "\(i2)<signal name=\"\(xmlEscaped(s.name))\">\n"
             s.arguments.forEach(argLine)
             annotationLines(s.annotations, i3)
             out += "\(i2)</signal>\n"
         }
         for p in properties {
-            let open = "\(i2)<property name=\"\(xmlEscape(p.name))\" type=\"\(xmlEscape(p.type))\" access=\"\(p.access.rawValue)\""
+            let open = "\(i2)<property name=\"\(xmlEscaped(p.name))\" type=\"\(xmlEscaped(p.type))\" access=\"\(p.access.rawValue)\""
             if p.annotations.isEmpty {
                 out += open + "/>\n"
             } else {
@@ -223,20 +223,4 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
         out += "\(i1)</interface>\n"
         return out
     }
-}
-
-func xmlEscape(_ s: String) -> String {
-    var out = ""
-    out.reserveCapacity(s.utf8.count)
-    for ch in s.unicodeScalars {
-        switch ch {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&apos;"
-        default: out.unicodeScalars.append(ch)
-        }
-    }
-    return out
 }

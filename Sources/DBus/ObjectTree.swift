@@ -1,5 +1,6 @@
 internal import CDBus
 import Synchronization
+import XMLTree
 
 /// The objects a connection exports, and the handling of incoming method calls:
 /// routing, validation against the declared interfaces, and the standard interfaces
@@ -296,7 +297,7 @@ final class ObjectTree: Sendable {
         if handlers.isEmpty { interfaces.removeAll { $0.name == Self.properties } }
         for i in interfaces { out += i.introspectionXML() }
         for h in handlers { out += h.interface.introspectionXML() }
-        for c in children { out += "  <node name=\"\(xmlEscape(c))\"/>\n" }
+        for c in children { out += "  <node name=\"\(xmlEscaped(c))\"/>\n" }
         out += "</node>\n"
         return out
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import XMLTree
 
 /// A private `dbus-daemon` for tests and for headless boxes with no session bus.
 ///
@@ -44,14 +45,14 @@ public final class PrivateBus: Sendable {
                                                 attributes: [.posixPermissions: admitOtherUsers ? 0o711 : 0o700])
         // dbus-daemon admits only its own uid unless a policy rule says otherwise.
         let otherUsers = admitOtherUsers ? "    <allow user=\"*\"/>\n    " : ""
-        let services = serviceDirectories.map { "  <servicedir>\(xmlEscape($0))</servicedir>\n" }.joined()
+        let services = serviceDirectories.map { "  <servicedir>\(xmlEscaped($0))</servicedir>\n" }.joined()
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
               <type>session</type>
               <keep_umask/>
-              <listen>unix:path=\(xmlEscape(dir))/bus</listen>
+              <listen>unix:path=\(xmlEscaped(dir))/bus</listen>
               <auth>EXTERNAL</auth>
             \(services)  <policy context="default">
             \(otherUsers)    <allow send_destination="*" eavesdrop="true"/>
