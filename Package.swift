@@ -185,7 +185,7 @@ let package = Package(
         ], path: "Benchmarks/Sources/tonearm-bench"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "WaveformTests", dependencies: ["Waveform"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "CGStreamer", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore", "Playback", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LocalLibraryTests", dependencies: [
             "LocalLibrary", "TonearmCore", "TestSupport", "TagFields",

@@ -34,6 +34,7 @@ static inline const GstStructure *tn_value_structure(const GValue *v) {
 // MARK: - Constants
 
 static inline GstClockTime tn_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
+static inline gboolean tn_ghost_pad_set_target(GstPad *ghost, GstPad *target) { return gst_ghost_pad_set_target(GST_GHOST_PAD(ghost), target); }
 static inline GstClockTime tn_second(void) { return GST_SECOND; }
 static inline GstClockTime tn_msecond(void) { return GST_MSECOND; }
 

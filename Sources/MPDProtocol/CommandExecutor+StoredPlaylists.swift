@@ -144,6 +144,6 @@ extension CommandExecutor {
 
     /// mpd's Last-Modified form, e.g. 2026-11-24T08:00:00Z.
     static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle())
+        DateText.iso8601UTC(date)
     }
 }

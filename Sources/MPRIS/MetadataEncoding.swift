@@ -35,9 +35,7 @@ enum MetadataEncoding {
     }
 
     /// A date as xesam's dates are written: ISO 8601, UTC.
-    static func iso8601(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
-    }
+    static func iso8601(_ date: Date) -> String { DateText.iso8601UTC(date) }
 }
 
 extension TonearmError {

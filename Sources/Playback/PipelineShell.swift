@@ -24,6 +24,8 @@ final class PipelineShell: Sendable {
     let equalizer: Equalizer
     /// The crossfade, inside that filter.
     let crossfader: Crossfader
+    /// Last in the filter: the sink gets a tenth of a second at a time.
+    let period: AudioPeriod
     let logger: Logger
     let reports: AsyncStream<PlaybackReport>
     private let continuation: AsyncStream<PlaybackReport>.Continuation
@@ -84,6 +86,8 @@ final class PipelineShell: Sendable {
             crossfader = try Crossfader(capsFilter: caps)
             gst_object_unref(caps)
             streamGain.insertAfterMixingFormat(crossfader.element)
+            period = try AudioPeriod()
+            streamGain.appendLast(period.element)
             // After the crossfade: it goes in just before tonearm-out, after whatever feeds it then.
             equalizer = try Equalizer(filter: streamGain.bin)
         } catch {

@@ -74,6 +74,21 @@ final class StreamGain: Sendable {
         gst_object_unref(out)
     }
 
+    /// Puts `element` (one sink and one src pad) last, after `tonearm-out`: what leaves the filter leaves through it.
+    /// Before the pipeline runs.
+    func appendLast(_ element: UnsafeMutablePointer<GstElement>) {
+        guard let out = gst_bin_get_by_name(tn_bin(bin), "tonearm-out") else { return }
+        defer { gst_object_unref(out) }
+        guard let ghost = gst_element_get_static_pad(bin, "src") else { return }
+        defer { gst_object_unref(ghost) }
+        guard let src = gst_element_get_static_pad(element, "src") else { return }
+        defer { gst_object_unref(src) }
+        _ = gst_bin_add(tn_bin(bin), element)
+        _ = tn_ghost_pad_set_target(ghost, nil)
+        _ = gst_element_link_pads(out, "src", element, "sink")
+        _ = tn_ghost_pad_set_target(ghost, src)
+    }
+
     /// The capsfilter that sets the mixing format (a crossfade's).
     var mixingCaps: UnsafeMutablePointer<GstElement>? { gst_bin_get_by_name(tn_bin(bin), "tonearm-mix-caps") }
 

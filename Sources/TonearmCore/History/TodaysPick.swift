@@ -7,12 +7,7 @@ public enum TodaysPick {
     public static let unheardFor: TimeInterval = 30 * 86_400
 
     /// Today as the pick names days (local time).
-    public static func today(_ now: Date = Date()) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.dateFormat = "yyyy-MM-dd"
-        return f.string(from: now)
-    }
+    public static func today(_ now: Date = Date()) -> String { DateText.localDay(now) }
 
     /// Picks one of `candidates` (each with its rating in half stars) for `day`: the same list and day give the same
     /// track.
