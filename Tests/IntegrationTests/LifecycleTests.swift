@@ -186,6 +186,22 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
+    /// The index opens in the background while the daemon answers; one that is not a database still stops the start
+    /// (status 2, before any source starts) and is left as it was.
+    @Test func aLibraryIndexThatCannotBeOpenedStopsTheStartAndIsLeftAlone() async throws {
+        let d = try Daemon()
+        let index = d.home.url.appendingPathComponent("data/tonearm/library.sqlite")
+        try FileManager.default.createDirectory(at: index.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: index)
+        let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "fakesink"],
+                                       environment: d.environment)
+        #expect(run.status == 2, "\(run.err)")
+        #expect(run.err.contains("cannot open the library index"), "\(run.err)")
+        #expect(try Data(contentsOf: index) == garbage, "the index file was changed")
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+    }
+
     @Test func aBadAudioOutputIsABadArgumentAndFreesTheName() async throws {
         let d = try Daemon()
         let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "nosuchelement ! fakesink"],
