@@ -14,9 +14,7 @@ public final class LocalLibrary: SourcePlugin {
     public let folders: [URL]
     let roots: [RawPath]
     let excluded: Set<RawPath>
-    private let index: IndexOpening
-    /// The index; its first use waits until it is open (see `IndexOpening`).
-    var database: DatabasePool { get throws { try index.pool() } }
+    let database: DatabasePool
     let artCache: ArtCache
     let logger: Logger
 
@@ -39,10 +37,10 @@ public final class LocalLibrary: SourcePlugin {
     /// Whether a scan (asked for, or started by the watcher) is running now.
     public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
 
-    /// Starts opening (creating or migrating) the index at `database`; `waitUntilOpen` says whether it could.
+    /// Opens (creating or migrating) the index at `database`.
     /// `excluding`: folders inside the music folders that are not part of the library (where shares arrive and
     /// rejects go), with everything below them.
-    public init(folders: [URL], excluding: [URL] = [], database: URL, artCache: ArtCache, logger: Logger) {
+    public init(folders: [URL], excluding: [URL] = [], database: URL, artCache: ArtCache, logger: Logger) throws {
         self.folders = folders
         self.excluded = Set(excluding.compactMap { RawPath(fileURL: $0.standardizedFileURL) })
         var roots: [RawPath] = []
@@ -54,14 +52,9 @@ public final class LocalLibrary: SourcePlugin {
             }
         }
         self.roots = roots
-        self.index = IndexOpening(database)
+        self.database = try Index.open(database)
         self.artCache = artCache
         self.logger = logger
-    }
-
-    /// Waits until the index is open; throws why it cannot be.
-    public func waitUntilOpen() throws {
-        _ = try index.pool()
     }
 
     deinit {

@@ -92,13 +92,9 @@ struct Tonearmd: AsyncParsableCommand {
         // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
         let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
-        let player = PlayerService(player: parts.player, start: start, connection: bus.connection, turn: order.next("player"))
-        let indexCheck = IndexCheck(library: parts.library, folder: dirs.dataFolder.path, turn: order.next("library-index"),
-                                    shutdown: shutdown)
         let services: [(any DaemonService)?] = [
             parts.engine,
-            player,
-            indexCheck,
+            PlayerService(player: parts.player, start: start, connection: bus.connection, turn: order.next("player")),
             // For tests: the sources start once this file exists, so "the player is up, the sources are not" is a
             // state a test controls rather than a race.
             ProcessInfo.processInfo.environment["TONEARM_SOURCES_GATE"].map { FileGate(path: $0, turn: order.next("sources-gate")) },
@@ -133,7 +129,7 @@ struct Tonearmd: AsyncParsableCommand {
         bus.connection.closeAfterReplies()
         await bus.connection.waitUntilClosed()
         bus.privateBus?.stop()
-        if let failure = parts.engine.failure ?? indexCheck.failure { throw Failure(message: failure, code: 2) }
+        if let failure = parts.engine.failure { throw Failure(message: failure, code: 2) }
         logger.info("state saved; bye")
     }
 

@@ -186,8 +186,7 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
-    /// The index opens in the background while the daemon answers; one that is not a database still stops the start
-    /// (status 2, before any source starts) and is left as it was.
+    /// A library index that is not a database stops the start (status 2, the name given back) and is left as it was.
     @Test func aLibraryIndexThatCannotBeOpenedStopsTheStartAndIsLeftAlone() async throws {
         let d = try Daemon()
         let index = d.home.url.appendingPathComponent("data/tonearm/library.sqlite")
