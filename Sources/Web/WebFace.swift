@@ -56,7 +56,7 @@ public final class WebFace: Sendable {
 
     /// Starts serving; a port that cannot be taken is logged and the daemon goes on without the face.
     public func start() {
-        let app: any ApplicationProtocol
+        let app: any Service
         do { app = try application() } catch {
             logger.error("web face: cannot start: \(error)")
             return
@@ -106,7 +106,7 @@ public final class WebFace: Sendable {
         }.sorted()
     }
 
-    func application() throws -> some ApplicationProtocol {
+    func application() throws -> some Service {
         let (router, sockets) = routers()
         // A client that opens a connection and sends nothing, or a header a byte at a time (slowloris), is dropped.
         let quick = quickReadAnswer()
@@ -126,17 +126,17 @@ public final class WebFace: Sendable {
             return HeaderDeadlineChannel(base: http, timeout: Self.idleTimeout)
         }
         let settings = settings, logger = logger
-        return Application(responder: HeadAsGet(base: router.buildResponder()), server: server,
-                           configuration: ApplicationConfiguration(address: .hostname(settings.address, port: settings.port), serverName: WebResponses.serverName),
-                           onServerRunning: { channel in
-                               let port = channel.localAddress?.port ?? settings.port
-                               self.bound.withLock { $0 = port }
-                               logger.info("web face: open \(settings.url(port: port)) in a browser")
-                           },
-                           // One loop accepts and serves every connection: a new connection is then answered with
-                           // one thread woken, not two (the listener's loop and the connection's).
-                           eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton.next()),
-                           logger: logger)
+        return WebServer(responder: HeadAsGet(base: router.buildResponder()), server: server,
+                         address: .hostname(settings.address, port: settings.port),
+                         // One loop accepts and serves every connection: a new connection is then answered with one
+                         // thread woken, not two (the listener's loop and the connection's).
+                         eventLoopGroup: MultiThreadedEventLoopGroup.singleton.next(),
+                         logger: logger,
+                         onServerRunning: { channel in
+                             let port = channel.localAddress?.port ?? settings.port
+                             self.bound.withLock { $0 = port }
+                             logger.info("web face: open \(settings.url(port: port)) in a browser")
+                         })
     }
 
     /// What `QuickReads` answers on the event loop: the state, to a request the guard lets through.
