@@ -10,9 +10,9 @@ import Synchronization
 /// across a gapless join, so the next track's position went on from the last one's end): buffers are only joined
 /// when each continues the one before, and every serialized event sends what is gathered first (`PeriodGathering`).
 final class AudioPeriod: Sendable {
-    nonisolated(unsafe) let element: UnsafeMutablePointer<GstElement>
-    nonisolated(unsafe) private let sinkPad: UnsafeMutablePointer<GstPad>
-    nonisolated(unsafe) private let srcPad: UnsafeMutablePointer<GstPad>
+    private let pads: FilterPads
+    /// The element to put in the filter.
+    var element: UnsafeMutablePointer<GstElement> { pads.element }
 
     private struct State: @unchecked Sendable {
         var rule = PeriodGathering()
@@ -23,56 +23,16 @@ final class AudioPeriod: Sendable {
     private let state = Mutex(State())
 
     init() throws {
-        guard let element = gst_bin_new("tonearm-period") else {
-            throw PlaybackError(domain: "core", code: 0, message: "cannot make the audio period element")
-        }
-        _ = gst_object_ref_sink(element)
-        self.element = element
-        sinkPad = gst_pad_new("sink", GST_PAD_SINK)
-        srcPad = gst_pad_new("src", GST_PAD_SRC)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        gst_pad_set_element_private(sinkPad, me)
-        gst_pad_set_element_private(srcPad, me)
-        gst_pad_set_chain_function_full(sinkPad, { pad, _, buffer in
-            guard let buffer else { return GST_FLOW_ERROR }
-            guard let me = AudioPeriod.owner(of: pad) else { gst_buffer_unref(buffer); return GST_FLOW_ERROR }
-            return me.chain(buffer)
-        }, nil, nil)
-        gst_pad_set_event_function_full(sinkPad, { pad, _, event in
-            guard let event else { return 0 }
-            guard let me = AudioPeriod.owner(of: pad) else { gst_event_unref(event); return 0 }
-            return me.downstream(event)
-        }, nil, nil)
-        // Caps, allocation and seeking are the neighbours' business: queries and upstream events pass through.
-        gst_pad_set_query_function_full(sinkPad, { pad, _, query in
-            guard let query, let me = AudioPeriod.owner(of: pad) else { return 0 }
-            return gst_pad_peer_query(me.srcPad, query)
-        }, nil, nil)
-        gst_pad_set_event_function_full(srcPad, { pad, _, event in
-            guard let event else { return 0 }
-            guard let me = AudioPeriod.owner(of: pad) else { gst_event_unref(event); return 0 }
-            return gst_pad_push_event(me.sinkPad, event)
-        }, nil, nil)
-        gst_pad_set_query_function_full(srcPad, { pad, _, query in
-            guard let query, let me = AudioPeriod.owner(of: pad) else { return 0 }
-            return me.upstream(query)
-        }, nil, nil)
-        gst_pad_set_activatemode_function_full(sinkPad, { pad, _, _, active in
-            if active == 0, let me = AudioPeriod.owner(of: pad) { me.dropHeld() }
-            return 1
-        }, nil, nil)
-        _ = gst_element_add_pad(element, sinkPad)
-        _ = gst_element_add_pad(element, srcPad)
+        pads = try FilterPads(name: "tonearm-period")
+        pads.handle(FilterPads.Handlers(
+            chain: { [unowned self] in self.chain($0) },
+            downstream: { [unowned self] in self.downstream($0) },
+            upstream: { [unowned self] in self.upstream($0) },
+            activated: { [unowned self] active in if !active { self.dropHeld() } }))
     }
 
     deinit {
         dropHeld()
-        gst_object_unref(element)
-    }
-
-    private static func owner(of pad: UnsafeMutablePointer<GstPad>?) -> AudioPeriod? {
-        guard let pad, let data = gst_pad_get_element_private(pad) else { return nil }
-        return Unmanaged<AudioPeriod>.fromOpaque(data).takeUnretainedValue()
     }
 
     // MARK: - The streaming thread
@@ -86,11 +46,12 @@ final class AudioPeriod: Sendable {
             bytes: Int(gst_buffer_get_size(buffer)),
             startsRun: flags & (GST_BUFFER_FLAG_DISCONT.rawValue | GST_BUFFER_FLAG_RESYNC.rawValue) != 0,
             isGap: flags & GST_BUFFER_FLAG_GAP.rawValue != 0)
-        var out: [UnsafeMutablePointer<GstBuffer>] = []
+        // At most two go out: what was gathered before a break, then this buffer (alone or joined to what was held).
+        var first: UnsafeMutablePointer<GstBuffer>?, second: UnsafeMutablePointer<GstBuffer>?
         state.withLock { s in
             var action = s.rule.buffer(piece)
             if case .sendGatheredFirst(let then) = action {
-                if let held = s.held { out.append(held) }
+                first = s.held
                 s.held = nil
                 action = then
             }
@@ -98,16 +59,17 @@ final class AudioPeriod: Sendable {
             case .hold:
                 s.held = s.held.map { Self.joined($0, buffer) } ?? buffer
             case .holdAndSend:
-                out.append(s.held.map { Self.joined($0, buffer) } ?? buffer)
+                second = s.held.map { Self.joined($0, buffer) } ?? buffer
                 s.held = nil
             case .pass, .sendGatheredFirst:
-                out.append(buffer)
+                second = buffer
             }
         }
         var flow = GST_FLOW_OK
-        for buffer in out {
-            guard flow == GST_FLOW_OK else { gst_buffer_unref(buffer); continue }
-            flow = gst_pad_push(srcPad, buffer)
+        if let first { flow = pads.push(first) }
+        if let second {
+            guard flow == GST_FLOW_OK else { gst_buffer_unref(second); return flow }
+            flow = pads.push(second)
         }
         return flow
     }
@@ -127,20 +89,20 @@ final class AudioPeriod: Sendable {
         let type = event.pointee.type
         switch type {
         case GST_EVENT_FLUSH_START:
-            return gst_pad_push_event(srcPad, event)
+            return pads.push(event)
         case GST_EVENT_FLUSH_STOP:
             dropHeld()
-            return gst_pad_push_event(srcPad, event)
+            return pads.push(event)
         default:
             break
         }
-        guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return gst_pad_push_event(srcPad, event) }
+        guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return pads.push(event) }
         let held = state.withLock { s -> UnsafeMutablePointer<GstBuffer>? in
             guard s.rule.event() else { return nil }
             defer { s.held = nil }
             return s.held
         }
-        if let held { _ = gst_pad_push(srcPad, held) }
+        if let held { _ = pads.push(held) }
         if type == GST_EVENT_CAPS {
             var caps: UnsafeMutablePointer<GstCaps>?
             gst_event_parse_caps(event, &caps)
@@ -151,13 +113,13 @@ final class AudioPeriod: Sendable {
                 else { s.rule.format(bytesPerFrame: 0, rate: 0) }
             }
         }
-        return gst_pad_push_event(srcPad, event)
+        return pads.push(event)
     }
 
     /// A live upstream learns that up to a period more is held here before the sink.
     private func upstream(_ query: UnsafeMutablePointer<GstQuery>) -> gboolean {
-        guard query.pointee.type == GST_QUERY_LATENCY else { return gst_pad_peer_query(sinkPad, query) }
-        guard gst_pad_peer_query(sinkPad, query) != 0 else { return 0 }
+        guard query.pointee.type == GST_QUERY_LATENCY else { return pads.passOn(query) }
+        guard pads.passOn(query) != 0 else { return 0 }
         var live: gboolean = 0
         var min: GstClockTime = 0, max: GstClockTime = 0
         gst_query_parse_latency(query, &live, &min, &max)

@@ -9,9 +9,9 @@ import Synchronization
 /// The capsfilter ahead of it asks for the mixing format (`CrossfadeFormat`) while crossfade is on and for nothing
 /// while it is off, so audio is converted only when a fade may need it.
 final class Crossfader: Sendable {
-    nonisolated(unsafe) let element: UnsafeMutablePointer<GstElement>
-    nonisolated(unsafe) private let sinkPad: UnsafeMutablePointer<GstPad>
-    nonisolated(unsafe) private let srcPad: UnsafeMutablePointer<GstPad>
+    private let pads: FilterPads
+    /// The element to put in the filter.
+    var element: UnsafeMutablePointer<GstElement> { pads.element }
     nonisolated(unsafe) private let capsFilter: UnsafeMutablePointer<GstElement>
 
     /// A GStreamer event held in the mixer's line; unreferenced if dropped (a flush).
@@ -46,56 +46,15 @@ final class Crossfader: Sendable {
 
     /// - Parameter capsFilter: the capsfilter right ahead of this element, which sets the mixing format.
     init(capsFilter: UnsafeMutablePointer<GstElement>) throws {
-        guard let element = gst_bin_new("tonearm-crossfade") else {
-            throw PlaybackError(domain: "core", code: 0, message: "cannot make the crossfade element")
-        }
-        _ = gst_object_ref_sink(element)
-        self.element = element
+        pads = try FilterPads(name: "tonearm-crossfade")
         self.capsFilter = capsFilter
-        sinkPad = gst_pad_new("sink", GST_PAD_SINK)
-        srcPad = gst_pad_new("src", GST_PAD_SRC)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        gst_pad_set_element_private(sinkPad, me)
-        gst_pad_set_element_private(srcPad, me)
-        gst_pad_set_chain_function_full(sinkPad, { pad, _, buffer in
-            guard let buffer else { return GST_FLOW_ERROR }
-            guard let me = Crossfader.owner(of: pad) else { gst_buffer_unref(buffer); return GST_FLOW_ERROR }
-            return me.chain(buffer)
-        }, nil, nil)
-        gst_pad_set_event_function_full(sinkPad, { pad, _, event in
-            guard let event else { return 0 }
-            guard let me = Crossfader.owner(of: pad) else { gst_event_unref(event); return 0 }
-            return me.downstream(event)
-        }, nil, nil)
-        gst_pad_set_event_function_full(srcPad, { pad, _, event in
-            guard let event else { return 0 }
-            guard let me = Crossfader.owner(of: pad) else { gst_event_unref(event); return 0 }
-            return gst_pad_push_event(me.sinkPad, event)
-        }, nil, nil)
-        gst_pad_set_query_function_full(sinkPad, { pad, _, query in
-            guard let query, let me = Crossfader.owner(of: pad) else { return 0 }
-            return gst_pad_peer_query(me.srcPad, query)
-        }, nil, nil)
-        gst_pad_set_query_function_full(srcPad, { pad, _, query in
-            guard let query, let me = Crossfader.owner(of: pad) else { return 0 }
-            return me.upstream(query)
-        }, nil, nil)
-        gst_pad_set_activatemode_function_full(sinkPad, { pad, _, _, active in
-            guard let me = Crossfader.owner(of: pad) else { return 1 }
-            if active == 0 { me.stopped() } else { me.state.withLock { $0.active = true } }
-            return 1
-        }, nil, nil)
-        _ = gst_element_add_pad(element, sinkPad)
-        _ = gst_element_add_pad(element, srcPad)
-    }
-
-    deinit {
-        gst_object_unref(element)
-    }
-
-    private static func owner(of pad: UnsafeMutablePointer<GstPad>?) -> Crossfader? {
-        guard let pad, let data = gst_pad_get_element_private(pad) else { return nil }
-        return Unmanaged<Crossfader>.fromOpaque(data).takeUnretainedValue()
+        pads.handle(FilterPads.Handlers(
+            chain: { [unowned self] in self.chain($0) },
+            downstream: { [unowned self] in self.downstream($0) },
+            upstream: { [unowned self] in self.upstream($0) },
+            activated: { [unowned self] active in
+                if active { self.state.withLock { $0.active = true } } else { self.stopped() }
+            }))
     }
 
     // MARK: - Settings (any thread)
@@ -162,7 +121,7 @@ final class Crossfader: Sendable {
     private func chain(_ buffer: UnsafeMutablePointer<GstBuffer>) -> GstFlowReturn {
         let (active, passing) = state.withLock { ($0.active, $0.mixer.isPassingThrough) }
         guard active else { gst_buffer_unref(buffer); return GST_FLOW_FLUSHING }
-        if passing { return gst_pad_push(srcPad, buffer) }
+        if passing { return pads.push(buffer) }
         let size = gst_buffer_get_size(buffer)
         var samples = [Float](repeating: 0, count: Int(size) / MemoryLayout<Float>.size)
         samples.withUnsafeMutableBytes { _ = gst_buffer_extract(buffer, 0, $0.baseAddress, gsize($0.count)) }
@@ -181,10 +140,10 @@ final class Crossfader: Sendable {
         let kind: CrossfadeMixer<HeldEvent>.Kind
         switch type {
         case GST_EVENT_FLUSH_START:
-            return gst_pad_push_event(srcPad, event)
+            return pads.push(event)
         case GST_EVENT_FLUSH_STOP:
             state.withLock { $0.mixer.flush() }
-            return gst_pad_push_event(srcPad, event)
+            return pads.push(event)
         case GST_EVENT_STREAM_START:
             var group: guint = 0
             let hasGroup = gst_event_parse_group_id(event, &group) != 0
@@ -205,7 +164,7 @@ final class Crossfader: Sendable {
         case GST_EVENT_EOS:
             kind = .endOfStream
         default:
-            guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return gst_pad_push_event(srcPad, event) }
+            guard type.rawValue & GST_EVENT_TYPE_SERIALIZED.rawValue != 0 else { return pads.push(event) }
             kind = .other
         }
         let held = HeldEvent(event)
@@ -218,7 +177,7 @@ final class Crossfader: Sendable {
         // Upstream already decodes the next track while the end of this one is held: its duration is not the one
         // heard. Unknown until the next one starts.
         if query.pointee.type == GST_QUERY_DURATION, state.withLock({ $0.mixer.holdsStreamStart }) { return 0 }
-        return gst_pad_peer_query(sinkPad, query)
+        return pads.passOn(query)
     }
 
     private func send(_ outputs: [CrossfadeMixer<HeldEvent>.Output]) -> GstFlowReturn {
@@ -232,10 +191,10 @@ final class Crossfader: Sendable {
                 samples.withUnsafeBytes { _ = gst_buffer_fill(buffer, 0, $0.baseAddress, gsize(bytes)) }
                 buffer.pointee.pts = pts.map { GstClockTime($0) } ?? tn_clock_time_none()
                 buffer.pointee.duration = duration > 0 ? GstClockTime(duration) : tn_clock_time_none()
-                flow = gst_pad_push(srcPad, buffer)
+                flow = pads.push(buffer)
             case .event(let held, let shift):
                 guard let event = held.take() else { continue }
-                _ = gst_pad_push_event(srcPad, shift > 0 ? Self.shifted(event, by: shift) : event)
+                pads.push(shift > 0 ? Self.shifted(event, by: shift) : event)
             }
         }
         return flow

@@ -51,32 +51,34 @@ struct PeriodGathering: Equatable, Sendable {
     /// A buffer arrived.
     mutating func buffer(_ piece: Piece) -> Action {
         guard let periodBytes, let pts = piece.pts, let duration = piece.duration, piece.bytes > 0 else {
-            return gathered > 0 ? sendGathered(then: .pass) : .pass
+            return event() ? .sendGatheredFirst(then: .pass) : .pass
         }
-        if gathered > 0 {
-            let continues = !piece.startsRun && piece.isGap == gatheredGap && end.map { Self.distance($0, pts) <= Self.tolerance } == true
-            if !continues {
-                _ = reset()
-                return .sendGatheredFirst(then: start(piece, pts: pts, duration: duration, periodBytes: periodBytes))
-            }
-            gathered += piece.bytes
-            end = pts + duration
-            return gathered >= periodBytes ? reset() : .hold
+        guard gathered > 0 else { return start(piece, pts: pts, duration: duration, periodBytes: periodBytes) }
+        let continues = !piece.startsRun && piece.isGap == gatheredGap && end.map { Self.distance($0, pts) <= Self.tolerance } == true
+        guard continues else {
+            drop()
+            return .sendGatheredFirst(then: start(piece, pts: pts, duration: duration, periodBytes: periodBytes))
         }
-        return start(piece, pts: pts, duration: duration, periodBytes: periodBytes)
+        gathered += piece.bytes
+        end = pts + duration
+        guard gathered >= periodBytes else { return .hold }
+        drop()
+        return .holdAndSend
     }
 
     /// A serialized event (segment, caps, tags, end of stream, a marker…) is about to go downstream: whether what is
     /// gathered must go out first.
     mutating func event() -> Bool {
         guard gathered > 0 else { return false }
-        _ = reset()
+        drop()
         return true
     }
 
-    /// A flush, or the pad going down: what is gathered is dropped.
+    /// A flush, or the pad going down; also once what is gathered has gone out: nothing is gathered.
     mutating func drop() {
-        _ = reset()
+        gathered = 0
+        end = nil
+        gatheredGap = false
     }
 
     private mutating func start(_ piece: Piece, pts: UInt64, duration: UInt64, periodBytes: Int) -> Action {
@@ -85,18 +87,6 @@ struct PeriodGathering: Equatable, Sendable {
         end = pts + duration
         gatheredGap = piece.isGap
         return .hold
-    }
-
-    private mutating func sendGathered(then: Action) -> Action {
-        _ = reset()
-        return .sendGatheredFirst(then: then)
-    }
-
-    private mutating func reset() -> Action {
-        gathered = 0
-        end = nil
-        gatheredGap = false
-        return .holdAndSend
     }
 
     private static func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }

@@ -34,8 +34,6 @@ enum Reliability {
         try? (lines.joined(separator: "\n") + "\n").write(to: reportFolder.appendingPathComponent("part\(part).md"), atomically: true, encoding: .utf8)
     }
 
-    /// The lowest resident memory seen over three samples a second apart (kB): transient allocations of the
-    /// moment are not growth.
     /// A process's resident memory in kB: all of it (VmRSS), and its anonymous part (RssAnon: the heap, stacks and
     /// written data, what a leak grows). The rest is pages of the executable and libraries, which grow as code runs
     /// for the first time (the kernel maps 16 pages around each), up to their size, and are given back under pressure.
@@ -44,7 +42,7 @@ enum Reliability {
         var anonymous: Int
     }
 
-    /// The lowest of three samples a second apart, of each figure.
+    /// The lowest of three samples a second apart, of each figure: transient allocations of the moment are not growth.
     static func settledResident(_ pid: pid_t) async -> Resident {
         var lowest = Resident(total: .max, anonymous: .max)
         for i in 0..<3 {
