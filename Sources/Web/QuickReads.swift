@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
+import TonearmCore
 
 /// Answers the reads a remote makes most (`GET /api/v1/state`) on the connection's event loop, from the published
 /// state, as soon as the request is parsed: no task is woken and the router is not run. Everything else is handed on
@@ -79,15 +80,9 @@ enum HTTPDate {
     private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
 
     static var now: String {
-        var seconds = time(nil)
+        let seconds = time(nil)
         if let cached = cache.withLock({ $0.second == seconds ? $0.text : nil }) { return cached }
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        let text = DateText.httpDate(Date(timeIntervalSince1970: TimeInterval(seconds)))
         cache.withLock { $0 = (seconds, text) }
         return text
     }

@@ -17,6 +17,12 @@ import TonearmCore
         }
     }
 
+    @Test func httpDateIsIMFFixdate() {
+        #expect(DateText.httpDate(Date(timeIntervalSince1970: 1_764_000_000)) == "Mon, 24 Nov 2025 16:00:00 GMT")
+        #expect(DateText.httpDate(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(DateText.httpDate(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+    }
+
     @Test func localDayIsTheLocalCalendarDay() {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")

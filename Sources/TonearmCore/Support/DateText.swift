@@ -9,7 +9,18 @@ public enum DateText {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return day(parts) + "T" + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2) + "Z"
+        return day(parts) + "T" + clock(parts) + "Z"
+    }
+
+    /// RFC 9110's IMF-fixdate, as HTTP's `Date` header writes dates: Sun, 29 Nov 2026 08:09:38 GMT.
+    public static func httpDate(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return days[Int(parts.tm_wday)] + ", " + digits(parts.tm_mday, 2) + " " + months[Int(parts.tm_mon)] + " "
+            + digits(parts.tm_year + 1900, 4) + " " + clock(parts) + " GMT"
     }
 
     /// The local calendar day: 2026-11-29.
@@ -22,6 +33,10 @@ public enum DateText {
 
     private static func day(_ parts: tm) -> String {
         digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2)
+    }
+
+    private static func clock(_ parts: tm) -> String {
+        digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2)
     }
 
     private static func digits(_ value: Int32, _ width: Int) -> String {
