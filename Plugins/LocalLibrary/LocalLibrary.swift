@@ -14,7 +14,9 @@ public final class LocalLibrary: SourcePlugin {
     public let folders: [URL]
     let roots: [RawPath]
     let excluded: Set<RawPath>
-    let database: DatabasePool
+    private let index: IndexOpening
+    /// The index; its first use opens it (see `IndexOpening`).
+    var database: DatabasePool { get throws { try index.pool() } }
     let artCache: ArtCache
     let logger: Logger
 
@@ -37,10 +39,10 @@ public final class LocalLibrary: SourcePlugin {
     /// Whether a scan (asked for, or started by the watcher) is running now.
     public var isScanning: Bool { scansRunning.load(ordering: .relaxed) > 0 }
 
-    /// Opens (creating or migrating) the index at `database`.
+    /// A library whose index at `database` is opened (created or migrated) by its first use, or by `openIndex`.
     /// `excluding`: folders inside the music folders that are not part of the library (where shares arrive and
     /// rejects go), with everything below them.
-    public init(folders: [URL], excluding: [URL] = [], database: URL, artCache: ArtCache, logger: Logger) throws {
+    public init(folders: [URL], excluding: [URL] = [], database: URL, artCache: ArtCache, logger: Logger) {
         self.folders = folders
         self.excluded = Set(excluding.compactMap { RawPath(fileURL: $0.standardizedFileURL) })
         var roots: [RawPath] = []
@@ -52,9 +54,14 @@ public final class LocalLibrary: SourcePlugin {
             }
         }
         self.roots = roots
-        self.database = try Index.open(database)
+        self.index = IndexOpening(database)
         self.artCache = artCache
         self.logger = logger
+    }
+
+    /// Opens the index now, if its first use has not; throws why it cannot be opened.
+    public func openIndex() throws {
+        _ = try index.pool()
     }
 
     deinit {

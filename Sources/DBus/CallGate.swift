@@ -7,7 +7,9 @@ public final class CallGate: Sendable {
     private struct Waiter {
         /// The interface a held property read reads; nil for anything else.
         let reading: String?
-        let continuation: CheckedContinuation<Void, Never>
+        /// Answers the held read on the thread that lets reads through, so no task has to wake first; true if it did.
+        let answer: (@Sendable () -> Bool)?
+        let continuation: CheckedContinuation<Bool, Never>
     }
 
     private struct State {
@@ -28,6 +30,9 @@ public final class CallGate: Sendable {
 
     public var isOpen: Bool { state.withLock { !$0.held } }
 
+    /// How many callers wait in `pass` now.
+    public var waiterCount: Int { state.withLock { $0.waiting.count } }
+
     /// Whether a property read of `interface` may be answered now: always while open, and while held once
     /// `letReads` named it.
     public func letsRead(_ interface: String) -> Bool {
@@ -41,7 +46,8 @@ public final class CallGate: Sendable {
         }
     }
 
-    /// While held, lets property reads of `interfaces` through (the rest stays held), those waiting included.
+    /// While held, lets property reads of `interfaces` through (the rest stays held), those waiting included: a
+    /// waiting read that came with an answer is answered here, on the caller's thread.
     public func letReads(_ interfaces: Set<String>) {
         let resumed = state.withLock { s -> [Waiter] in
             s.readable.formUnion(interfaces)
@@ -49,7 +55,7 @@ public final class CallGate: Sendable {
             s.waiting = stay
             return go
         }
-        for waiter in resumed { waiter.continuation.resume() }
+        for waiter in resumed { waiter.continuation.resume(returning: waiter.answer?() ?? false) }
     }
 
     public func release() {
@@ -59,20 +65,22 @@ public final class CallGate: Sendable {
             defer { s.waiting = [] }
             return s.waiting
         }
-        for waiter in waiting { waiter.continuation.resume() }
+        for waiter in waiting { waiter.continuation.resume(returning: false) }
     }
 
     /// Returns at once while open; otherwise when `release` is called, or, for a property read of `reading`, once
-    /// `letReads` names that interface.
-    public func pass(reading: String? = nil) async {
-        guard !state.withLock({ $0.lets(reading) }) else { return }
-        await withCheckedContinuation { continuation in
+    /// `letReads` names that interface. True when `letReads` answered the read with `answer` (then the caller has
+    /// nothing left to do); false when the call goes on the usual way.
+    @discardableResult
+    public func pass(reading: String? = nil, answer: (@Sendable () -> Bool)? = nil) async -> Bool {
+        guard !state.withLock({ $0.lets(reading) }) else { return false }
+        return await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { s -> Bool in
                 guard !s.lets(reading) else { return true }
-                s.waiting.append(Waiter(reading: reading, continuation: continuation))
+                s.waiting.append(Waiter(reading: reading, answer: answer, continuation: continuation))
                 return false
             }
-            if resumeNow { continuation.resume() }
+            if resumeNow { continuation.resume(returning: false) }
         }
     }
 }

@@ -33,10 +33,16 @@ public final class DBusConnection: Sendable {
                 core.enqueue(.reply(box, sender: call.sender))
             }
             for await call in core.incomingCalls {
-                // A property read held since before reads were let through is answered as soon as they are (so a
-                // client that asked early is not stuck behind its own read); the rest waits for the release.
+                // A property read held since before reads were let through is answered as soon as they are, by the
+                // thread letting them through (so a client that asked early is not stuck behind its own read, nor
+                // behind a start keeping every worker busy); the rest waits for the release.
                 if !gate.isOpen, let reading = ObjectTree.readInterface(call) {
-                    await gate.pass(reading: reading)
+                    let answered = await gate.pass(reading: reading) {
+                        guard let values = objects.immediateReply(call, if: gate.letsRead) else { return false }
+                        answer(call, .success(values))
+                        return true
+                    }
+                    if answered { continue }
                     if !gate.isOpen, let values = objects.immediateReply(call, if: gate.letsRead) {
                         answer(call, .success(values))
                         continue

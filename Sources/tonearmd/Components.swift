@@ -38,7 +38,7 @@ struct Components {
     private let dirs: XDGDirectories
     private let media: GStreamerMedia
 
-    /// Builds the components; throws a `Failure` when the library index cannot be opened.
+    /// Builds the components.
     init(settings: Configuration, plugins: PluginSettings, dirs: XDGDirectories, sinkFromCommandLine: Bool,
          connection: DBusConnection, shutdown: Shutdown, logger: Logger) throws {
         self.settings = settings
@@ -68,13 +68,10 @@ struct Components {
                                logger: logger)
         let artCache = ArtCache(folder: dirs.artCache)
         media = GStreamerMedia(loudnessWorker: Tonearmd.executablePath)
-        do {
-            library = try LocalLibrary(folders: librarySettings.folders,
-                                       excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
-                                       artCache: artCache, logger: Logger(label: "tonearm.library"))
-        } catch {
-            throw Failure(message: "cannot open the library index in \(dirs.dataFolder.path): \(error)", code: 2)
-        }
+        // Its index opens in `IndexCheck`'s turn, which stops the daemon before the sources start if it cannot.
+        library = LocalLibrary(folders: librarySettings.folders,
+                               excluding: sharesSettings.inboxes + [sharesSettings.rejected], database: dirs.dataFolder.appendingPathComponent("library.sqlite"),
+                               artCache: artCache, logger: Logger(label: "tonearm.library"))
         let library = library
         // One store of saved playlists for every face (MPRIS Playlists and the CLI, and MPD's stored playlists), and
         // what a queue continues from.

@@ -21,7 +21,7 @@ final class Milestone: Sendable {
     /// shutdown opens the gate without reaching it: its only waiter is the service after, which gives up too.)
     func wait() async -> Bool {
         await withGracefulShutdownHandler {
-            await gate.pass()
+            _ = await gate.pass()
         } onGracefulShutdown: { [gate] in
             gate.release()
         }

@@ -81,7 +81,8 @@ struct Tonearmd: AsyncParsableCommand {
 
         // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
         // player as soon as it exists, and the calls they send meanwhile are answered in order once it can. Reads of
-        // the player's state are answered from the moment the saved state is restored, right after the player starts.
+        // the player's state are answered from the moment the saved state is restored, right after the parts are
+        // built and before any service starts.
         let shutdown = Shutdown()
         let bus = try SessionBus.connect(logger: logger)
         try bus.takePlayerName()
@@ -92,9 +93,15 @@ struct Tonearmd: AsyncParsableCommand {
         // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
         let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
+        await parts.player.start()
+        await start.restoreEarly(answeringReadsOn: bus.connection)
+        let player = PlayerService(player: parts.player, turn: order.next("player"))
+        let indexCheck = IndexCheck(library: parts.library, folder: dirs.dataFolder.path, turn: order.next("library-index"),
+                                    shutdown: shutdown)
         let services: [(any DaemonService)?] = [
             parts.engine,
-            PlayerService(player: parts.player, start: start, connection: bus.connection, turn: order.next("player")),
+            player,
+            indexCheck,
             // For tests: the sources start once this file exists, so "the player is up, the sources are not" is a
             // state a test controls rather than a race.
             ProcessInfo.processInfo.environment["TONEARM_SOURCES_GATE"].map { FileGate(path: $0, turn: order.next("sources-gate")) },
@@ -129,7 +136,7 @@ struct Tonearmd: AsyncParsableCommand {
         bus.connection.closeAfterReplies()
         await bus.connection.waitUntilClosed()
         bus.privateBus?.stop()
-        if let failure = parts.engine.failure { throw Failure(message: failure, code: 2) }
+        if let failure = parts.engine.failure ?? indexCheck.failure { throw Failure(message: failure, code: 2) }
         logger.info("state saved; bye")
     }
 

@@ -186,7 +186,8 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
-    /// A library index that is not a database stops the start (status 2, the name given back) and is left as it was.
+    /// The index opens when the library's turn comes, after the first reads are answered; one that is not a database
+    /// still stops the start (status 2, before any source starts) and is left as it was.
     @Test func aLibraryIndexThatCannotBeOpenedStopsTheStartAndIsLeftAlone() async throws {
         let d = try Daemon()
         let index = d.home.url.appendingPathComponent("data/tonearm/library.sqlite")

@@ -7,7 +7,7 @@ import Testing
 /// reverse order: the player, which saves the state, last. Read from the debug lines `tonearmd --verbose` writes.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct ShutdownOrderTests {
     /// Every part with MPD and the web face on, in start order.
-    static let parts = ["player", "midi", "shares", "localsend", "library", "bus", "mpd-protocol", "web", "memory"]
+    static let parts = ["player", "library-index", "midi", "shares", "localsend", "library", "bus", "mpd-protocol", "web", "memory"]
 
     @Test func sigtermStopsThePartsInTheReverseOfTheirStartOrderThePlayerLast() async throws {
         let d = try Daemon()

@@ -13,7 +13,7 @@ import TonearmCore
         try write(wavBytes(seconds: 0.1), to: folders[1].appendingPathComponent("Disc 1/Song 10.wav"))
         try write(wavBytes(seconds: 0.1), to: folders[1].appendingPathComponent("Disc 1/song 9.wav"))
         try write(wavBytes(seconds: 0.1), to: folders[2].appendingPathComponent("Solo.wav"))
-        let library = try LocalLibrary(folders: folders, database: dir.file("data/library.sqlite"),
+        let library = LocalLibrary(folders: folders, database: dir.file("data/library.sqlite"),
                                        artCache: ArtCache(folder: dir.file("art")), logger: Logger(label: "browse-test"))
         try await library.scan()
 

@@ -113,7 +113,7 @@ final class Fixture: Sendable {
         try FileManager.default.createDirectory(at: music, withIntermediateDirectories: true)
         var logger = Logger(label: "library-test")
         logger.logLevel = .info
-        return try LocalLibrary(folders: [music], database: dir.file("data/library.sqlite"), artCache: ArtCache(folder: art),
+        return LocalLibrary(folders: [music], database: dir.file("data/library.sqlite"), artCache: ArtCache(folder: art),
                                 logger: logger)
     }
 
