@@ -336,7 +336,9 @@ public final class LocalLibrary: SourcePlugin {
     /// Index metadata when the file is indexed; else its tags, read now (off the caller's executor).
     public func enrich(_ metadata: TrackMetadata) async -> TrackMetadata {
         guard let url = URL(string: metadata.url), let path = RawPath(fileURL: url) else { return metadata }
-        if let track = try? await track(at: url) {
+        // Only files in the music folders are indexed: another one (a file given on the command line) is read at
+        // once, without opening the index for it at a start.
+        if canResolve(url), let track = try? await track(at: url) {
             var out = track.metadata
             out.url = metadata.url
             return out

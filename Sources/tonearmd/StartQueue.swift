@@ -5,8 +5,9 @@ import Synchronization
 import TonearmCore
 
 /// What the player starts with: the saved queue, or the command line's files in its place (keeping loop, shuffle,
-/// volume and the rest). The saved state is restored as soon as the player has started, so that property reads are
-/// answered from it while the plugins start; the files, which their sources check, are queued once the plugins run.
+/// volume and the rest). Both come before any service starts, so that property reads are answered from them at once:
+/// the saved state as soon as the player has started, the files as soon as their tags are read. Only a saved queue
+/// whose renditions a source must make again waits for the sources (`finish`).
 final class StartQueue: Sendable {
     let player: Player
     let saved: PersistedState?
@@ -35,17 +36,20 @@ final class StartQueue: Sendable {
         connection.answerReadsWhileHeld(MPRISService.stateInterfaces)
     }
 
-    /// What is left once the sources run: the saved state if it waited for them, the command line's files queued
-    /// in place of the saved queue and the first one made current.
-    func finish() async {
-        if !restored.load(ordering: .acquiring), var saved {
-            if !files.isEmpty { saved.queue.clear() }
-            await player.restore(saved)
-        }
+    /// Queues the command line's files in place of the saved queue and makes the first one current: each is checked
+    /// and its tags read now, before the sources start (no source needs to have started to resolve a file).
+    func queueFiles() async {
         guard !files.isEmpty else { return }
         let uris = files.map(Tonearmd.uri(for:))
         let (ids, errors) = await player.addSkippingBad(uris, at: .end, replacing: true)
         for error in errors { logger.error("\(error.message)") }
         if let first = ids.first { await player.goTo(first) }
+    }
+
+    /// What is left once the sources run: the saved state, if it waited for them.
+    func finish() async {
+        guard !restored.load(ordering: .acquiring), var saved else { return }
+        if !files.isEmpty { saved.queue.clear() }
+        await player.restore(saved)
     }
 }

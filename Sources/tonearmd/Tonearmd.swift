@@ -82,7 +82,7 @@ struct Tonearmd: AsyncParsableCommand {
         // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
         // player as soon as it exists, and the calls they send meanwhile are answered in order once it can. Reads of
         // the player's state are answered from the moment the saved state is restored, right after the parts are
-        // built and before any service starts.
+        // built and before any service starts; the command line's files replace it as soon as their tags are read.
         let shutdown = Shutdown()
         let bus = try SessionBus.connect(logger: logger)
         try bus.takePlayerName()
@@ -93,8 +93,10 @@ struct Tonearmd: AsyncParsableCommand {
         // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
         let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
+        parts.engine.begin()
         await parts.player.start()
         await start.restoreEarly(answeringReadsOn: bus.connection)
+        await start.queueFiles()
         let player = PlayerService(player: parts.player, turn: order.next("player"))
         let indexCheck = IndexCheck(library: parts.library, folder: dirs.dataFolder.path, turn: order.next("library-index"),
                                     shutdown: shutdown)

@@ -122,7 +122,8 @@ import Testing
         var paths: [String] = []
         for (i, name) in ["a.wav", "b.wav", "c.wav"].enumerated() {
             let url = folder.appendingPathComponent(name)
-            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 1, sampleRate: 11025, channels: 1).write(to: url)
+            // 4 s, as above: a 1 s track whose first word of playing came late on a loaded machine lost its count.
+            try WAV.sine(frequency: 300 + 200 * Double(i), seconds: 4, sampleRate: 11025, channels: 1).write(to: url)
             paths.append(url.path)
         }
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))

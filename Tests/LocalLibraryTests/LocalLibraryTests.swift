@@ -14,6 +14,25 @@ import TonearmCore
         try await library.search([], offset: 0, limit: 0)
     }
 
+    /// The index opens at its first use, not when the library is made; a file outside the music folders is read for
+    /// its tags without it, so a daemon given such a file shows it before its index is open (and even when that index
+    /// cannot be opened: the start ends then, but the file was never the index's business).
+    @Test func theIndexOpensAtItsFirstUseAndAFileElsewhereIsReadWithoutIt() async throws {
+        let fixture = Fixture()
+        let index = fixture.dir.file("data/library.sqlite")
+        try FileManager.default.createDirectory(at: index.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        try garbage.write(to: index)
+        let library = try fixture.open()
+        let outside = TemporaryDirectory("tonearm-outside")
+        let song = outside.file("song.flac")
+        try FileManager.default.copyItem(at: try await Media.shared.file(.flac, tags: [("title", "Elsewhere")]), to: song)
+        #expect(!library.canResolve(song))
+        #expect(await library.enrich(TrackMetadata(url: song.absoluteString)).title == "Elsewhere")
+        #expect(throws: (any Error).self, "its first use opens the index, and says why it cannot") { try library.openIndex() }
+        #expect(try Data(contentsOf: index) == garbage, "the index file is left as it was")
+    }
+
     @Test func scanIndexesExactlyTheGoodFilesAndReportsTheBadOnes() async throws {
         let fixture = Fixture()
         let expected = try await makeLibrary(fixture)
