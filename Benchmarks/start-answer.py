@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """How soon a starting tonearmd answers: spawn → its bus name, → the answer to a Get(PlaybackStatus) sent the moment
-the name appears, → the answer to a method call (Introspect, held until every part has started) sent right after.
-Since 2026-11-28 reads of the player's state are answered from the restored state while the sources still start, so
-the second figure no longer waits for the third. Idle (fresh HOME) and with a saved queue (restored at the start).
+the name appears, → the answer to a method call (Introspect) sent right after. Since 2026-11-28 reads of the player's
+state are answered from the restored state while the sources still start; since 2026-11-29 every other call too (the
+third figure no longer waits for the sources). Idle (fresh HOME) and with a saved queue (restored at the start).
 Usage: Benchmarks/start-answer.py --tonearmd PATH [--runs N]. Needs Debian's python3-dbus (hence /usr/bin/python3)."""
 import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 import dbus
@@ -51,7 +51,7 @@ def main():
             statuses = {f[3] for f in figures}
             rows.append((label, *(statistics.median(f[i] for f in figures) for i in range(3)), ", ".join(sorted(statuses))))
         print(f"{args.runs} starts each, medians (ms)\n")
-        print("| start | spawn → bus name | → Get(PlaybackStatus) answered | → Introspect answered (all started) | status read |")
+        print("| start | spawn → bus name | → Get(PlaybackStatus) answered | → Introspect answered | status read |")
         print("|---|---:|---:|---:|---|")
         for label, named, answered, ready, statuses in rows:
             print(f"| {label} | {named:.1f} | {answered:.1f} | {ready:.1f} | {statuses} |")

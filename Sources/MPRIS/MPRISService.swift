@@ -123,6 +123,9 @@ final class EventForwarder: Sendable {
     let connection: DBusConnection
     private struct Sent {
         var properties: [String: DBusValue] = [:]
+        /// What `properties`' Metadata was encoded from: while it stays, a change (a pause, the volume) neither encodes
+        /// the track again nor compares its tags, on the way to the signal a panel waits for.
+        var metadataOf: (track: Track?, lyrics: String?)?
         var tracks: [TrackID]?
         /// The queue version `tracks` was taken at: while it stays, the entries have not changed.
         var tracksVersion: UInt64?
@@ -142,10 +145,12 @@ final class EventForwarder: Sendable {
         let path = MPRISService.objectPath
         switch event {
         case .changed(let snapshot):
-            let now = PlayerInterface.properties(snapshot)
             let (changed, tracksChanged) = sent.withLock { sent -> ([String: DBusValue], Bool) in
-                let changed = now.filter { sent.properties[$0.key] != $0.value }
+                let sameTrack = sent.metadataOf.map { $0.track == snapshot.current && $0.lyrics == snapshot.lyricsText } ?? false
+                let now = PlayerInterface.properties(snapshot, metadata: sameTrack ? sent.properties["Metadata"] : nil)
+                let changed = now.filter { ($0.key != "Metadata" || !sameTrack) && sent.properties[$0.key] != $0.value }
                 sent.properties = now
+                sent.metadataOf = (snapshot.current, snapshot.lyricsText)
                 // A pause must not cost a copy and a comparison of every id in a long queue.
                 guard sent.tracksVersion != snapshot.queueVersion else { return (changed, false) }
                 sent.tracksVersion = snapshot.queueVersion

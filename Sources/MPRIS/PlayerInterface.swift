@@ -80,13 +80,14 @@ struct PlayerInterface: DBusInterfaceHandler {
     }
 
     /// Every property but Position, as MPRIS types them.
-    static func properties(_ s: PlayerSnapshot) -> [String: DBusValue] {
+    /// `metadata`: the snapshot's Metadata when the caller has it encoded already (the track did not change).
+    static func properties(_ s: PlayerSnapshot, metadata: DBusValue? = nil) -> [String: DBusValue] {
         [
             "PlaybackStatus": .string(s.status.rawValue),
             "LoopStatus": .string(s.loop.rawValue),
             "Rate": .double(s.rate),
             "Shuffle": .bool(s.shuffle),
-            "Metadata": MetadataEncoding.encode(s.current, lyrics: s.lyricsText),
+            "Metadata": metadata ?? MetadataEncoding.encode(s.current, lyrics: s.lyricsText),
             "Volume": .double(s.volume),
             "MinimumRate": .double(Player.minimumRate),
             "MaximumRate": .double(Player.maximumRate),

@@ -4,8 +4,8 @@ import MPRIS
 import ServiceLifecycle
 import TonearmCore
 
-/// The D-Bus face. In its turn it restores the saved queue, when that waited for the sources, and releases the calls
-/// held since the name was taken; then it forwards the player's events to the
+/// The D-Bus face. In its turn it restores the saved queue, when that waited for the sources, releases the calls held
+/// since then, and says in the log that every part before it has started; then it forwards the player's events to the
 /// bus until shutdown. The session bus going away ends it, and with it the daemon.
 struct BusFaceService: DaemonService {
     let face: MPRISService

@@ -23,6 +23,10 @@ final class StartQueue: Sendable {
         self.logger = logger
     }
 
+    /// Whether the saved state (or nothing) is in place, so that every call may be taken; false while a saved queue
+    /// waits for its sources (`finish`).
+    var isRestored: Bool { restored.load(ordering: .acquiring) }
+
     /// Restores the saved state now, unless a queued track's rendition must be made again by its source (then
     /// `finish` does it once the sources run); then lets `connection` answer the state's reads while other calls
     /// stay held.

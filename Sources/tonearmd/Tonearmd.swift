@@ -79,10 +79,11 @@ struct Tonearmd: AsyncParsableCommand {
         let dirs = XDGDirectories()
         let (settings, plugins) = try readSettings(dirs)
 
-        // The name first, with calls held until everything below is ready: clients and D-Bus activation see the
+        // The name first, with calls held while the player is put together: clients and D-Bus activation see the
         // player as soon as it exists, and the calls they send meanwhile are answered in order once it can. Reads of
         // the player's state are answered from the moment the saved state is restored, right after the parts are
-        // built and before any service starts; the command line's files replace it as soon as their tags are read.
+        // built; every other call from the moment the command line's files, read for their tags, replace it. None
+        // waits for GStreamer (the deferred engine carries commands out once it is ready) nor for the sources.
         let shutdown = Shutdown()
         let bus = try SessionBus.connect(logger: logger)
         try bus.takePlayerName()
@@ -97,6 +98,9 @@ struct Tonearmd: AsyncParsableCommand {
         await parts.player.start()
         await start.restoreEarly(answeringReadsOn: bus.connection)
         await start.queueFiles()
+        // Only a saved queue whose renditions its sources must make again keeps the calls held, until the bus face's
+        // turn restores it.
+        if start.isRestored { bus.connection.releaseIncomingCalls() }
         let player = PlayerService(player: parts.player, turn: order.next("player"))
         let indexCheck = IndexCheck(library: parts.library, folder: dirs.dataFolder.path, turn: order.next("library-index"),
                                     shutdown: shutdown)

@@ -62,14 +62,16 @@ public final class Daemon: @unchecked Sendable {
         return env
     }
 
-    /// Starts tonearmd and waits until it owns its bus name and has answered a first method call: the daemon takes its
-    /// name first and holds calls until it is ready, so after that answer its watchers run and its queue is restored.
+    /// Starts tonearmd and waits until it owns its bus name and says in its log that it is ready: the daemon takes its
+    /// name first and answers calls once its queue is restored, before its sources (library, shares, MIDI, LocalSend)
+    /// have started; the ready line comes once they have, so after it their watchers run.
     /// `sink` nil: no --audio-sink, so the config's output plays. `ready` false: returns once the name is taken.
     public func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", tickInterval: Double? = nil,
                       ready: Bool = true) async throws {
         // The web face on a free port: daemons of tests one after another (or a user's own) never fight for 6680.
         var args = (sink.map { ["--audio-sink", $0] } ?? []) + (webPort.map { ["--web-port", String($0)] } ?? [])
         if let tickInterval { args += ["--tick-interval", String(tickInterval)] }
+        let readyBefore = Self.readyLines(in: log)
         let p = try ChildProcess(daemonExecutable ?? Self.binDirectory.appendingPathComponent("tonearmd").path, args + arguments,
                                  environment: environment, captureOutput: false, outputFile: logFile.path)
         process = p
@@ -82,15 +84,19 @@ public final class Daemon: @unchecked Sendable {
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
         guard ready else { return }
-        do {
-            // Not Peer.Ping, which libdbus answers by itself, nor a read of the player's state, which is answered from
-            // the restored state while the rest still starts: a method call, held until the daemon is ready.
-            _ = try await client.call(destination: Self.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Introspectable",
-                                      member: "Introspect", timeout: .seconds(60))
-        } catch {
+        // Not a call: every call is answered while the sources still start. The log goes on from an earlier start.
+        let said = await eventually(timeout: .seconds(60)) {
+            !p.isRunning || Self.readyLines(in: log) > readyBefore
+        }
+        guard said, p.isRunning else {
             _ = await p.wait()  // it took its name, then gave up while starting (a bad audio sink, an unreadable index…)
             throw DaemonError.didNotStart(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
         }
+    }
+
+    /// How many times a log says the daemon is ready (once every part before the bus face has started).
+    public static func readyLines(in log: String) -> Int {
+        log.components(separatedBy: "\n").filter { $0.contains("ready on the session bus") }.count
     }
 
     /// The process id of the player name's owner on the bus, or nil while nobody owns it.

@@ -157,10 +157,11 @@ extension Player {
 
     // MARK: Internals
 
-    /// After a command: ticks follow the status, clients hear of it, the state is saved soon.
+    /// After a command: clients hear of it, ticks and the lyrics line follow the status, the state is saved soon.
+    /// Published first: the faces' signals are what a client waits for, and the tick timer's restart is not.
     func publishCommand() {
-        followStatus()
         publish()
+        followStatus()
         scheduleSave()
     }
 
