@@ -37,16 +37,13 @@ public final class DBusConnection: Sendable {
                 // thread letting them through (so a client that asked early is not stuck behind its own read, nor
                 // behind a start keeping every worker busy); the rest waits for the release.
                 if !gate.isOpen, let reading = ObjectTree.readInterface(call) {
-                    let answered = await gate.pass(reading: reading) {
+                    @Sendable func answerIfReadable() -> Bool {
                         guard let values = objects.immediateReply(call, if: gate.letsRead) else { return false }
                         answer(call, .success(values))
                         return true
                     }
-                    if answered { continue }
-                    if !gate.isOpen, let values = objects.immediateReply(call, if: gate.letsRead) {
-                        answer(call, .success(values))
-                        continue
-                    }
+                    if await gate.pass(reading: reading, answer: answerIfReadable) { continue }
+                    if !gate.isOpen, answerIfReadable() { continue }
                 }
                 await gate.pass()
                 if objects.answersOutOfOrder(call) {

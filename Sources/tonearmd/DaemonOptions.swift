@@ -10,21 +10,9 @@ struct DaemonOptions: Equatable, Sendable {
     var doctor = false
     var json = false
     var measureLoudness = false
+}
 
-    init(files: [String] = [], audioSink: String? = nil, config: String? = nil, tickInterval: Double? = nil, webPort: Int? = nil,
-         verbose: Bool = false, printConfig: Bool = false, doctor: Bool = false, json: Bool = false, measureLoudness: Bool = false) {
-        self.files = files
-        self.audioSink = audioSink
-        self.config = config
-        self.tickInterval = tickInterval
-        self.webPort = webPort
-        self.verbose = verbose
-        self.printConfig = printConfig
-        self.doctor = doctor
-        self.json = json
-        self.measureLoudness = measureLoudness
-    }
-
+extension DaemonOptions {
     /// The options of a command line in the forms a start uses, read by hand; nil for anything else (help, an unknown,
     /// repeated or valueless option, a value that does not parse), which ArgumentParser then reads and explains.
     /// ArgumentParser's own parse reflects over the command: about 3 ms of every start, most of it the Swift runtime
@@ -43,13 +31,15 @@ struct DaemonOptions: Equatable, Sendable {
                 files.append(argument)
                 continue
             }
-            let (name, attached) = Self.split(argument)
+            let (written, attached) = Self.split(argument)
+            // -v and --verbose are one flag: both given is a repeat.
+            let name = written == "-v" ? "--verbose" : written
             guard seen.insert(name).inserted else { return nil }
             switch name {
-            case "-v", "--verbose", "--print-config", "--doctor", "--json", "--measure-loudness":
+            case "--verbose", "--print-config", "--doctor", "--json", "--measure-loudness":
                 guard attached == nil else { return nil }
                 switch name {
-                case "-v", "--verbose": verbose = true
+                case "--verbose": verbose = true
                 case "--print-config": printConfig = true
                 case "--doctor": doctor = true
                 case "--json": json = true
@@ -78,8 +68,6 @@ struct DaemonOptions: Equatable, Sendable {
                 return nil
             }
         }
-        // -v and --verbose are one flag: both given is a repeat.
-        if seen.contains("-v") && seen.contains("--verbose") { return nil }
     }
 
     /// `--name=value` as its name and value; anything else as itself and nil.

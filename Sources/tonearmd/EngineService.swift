@@ -17,7 +17,6 @@ final class EngineService: DaemonService {
     let shutdown: Shutdown
     let logger: Logger
     private let failed = Mutex<String?>(nil)
-    private let began = Atomic<Bool>(false)
 
     init(deferred: DeferredEngine, output: AudioOutput, elementSettings: [String: [String: String]], shutdown: Shutdown,
          logger: Logger) {
@@ -33,17 +32,16 @@ final class EngineService: DaemonService {
     /// Why the audio output could not be built, if it could not.
     var failure: String? { failed.withLock { $0 } }
 
-    /// Starts building the engine, once: the daemon does so as soon as the parts exist, before the player queues the
-    /// command line's files, so GStreamer's set-up and the reading of their tags overlap.
+    /// Starts building the engine: the daemon does so as soon as the parts exist, before the player queues the command
+    /// line's files, so GStreamer's set-up and the reading of their tags overlap. As a service it only holds its place
+    /// in the group until shutdown.
     func begin() {
-        guard !began.exchange(true, ordering: .relaxed) else { return }
         // Not awaited: GStreamer's set-up cannot be cancelled, and a shutdown meanwhile must not wait for it (the
         // deferred engine, shut down by then, shuts an engine attached late down at once).
         Task.detached(priority: .userInitiated) { await self.build() }
     }
 
     func run() async {
-        begin()
         try? await gracefulShutdown()
     }
 

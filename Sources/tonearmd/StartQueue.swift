@@ -50,10 +50,10 @@ final class StartQueue: Sendable {
         if let first = ids.first { await player.goTo(first) }
     }
 
-    /// What is left once the sources run: the saved state, if it waited for them.
+    /// What is left once the sources run: the saved state, if it waited for them (only without files: files replace
+    /// its queue, so `restoreEarly` restored the rest at once).
     func finish() async {
-        guard !restored.load(ordering: .acquiring), var saved else { return }
-        if !files.isEmpty { saved.queue.clear() }
+        guard !isRestored, let saved else { return }
         await player.restore(saved)
     }
 }

@@ -7,17 +7,22 @@ import Testing
     /// What the answers did, in order.
     final class Answers: Sendable {
         let threads = Mutex<[String]>([])
+
+        /// A read of `interface` waiting at `gate`, whose answer notes `note` here; its value is what `pass` returned.
+        func heldRead(_ interface: String, at gate: CallGate, noting note: String) -> Task<Bool, Never> {
+            Task {
+                await gate.pass(reading: interface) {
+                    self.threads.withLock { $0.append(note) }
+                    return true
+                }
+            }
+        }
     }
 
     @Test func aHeldReadIsAnsweredByTheThreadThatLetsReadsThrough() async throws {
         let gate = CallGate(held: true)
         let answers = Answers()
-        let waiting = Task {
-            await gate.pass(reading: "org.example.Player") {
-                answers.threads.withLock { $0.append("answered") }
-                return true
-            }
-        }
+        let waiting = answers.heldRead("org.example.Player", at: gate, noting: "answered")
         // The read has to be waiting before reads are let through; a gate let through first answers nothing itself.
         while gate.waiterCount < 1 { await Task.yield() }
         gate.letReads(["org.example.Player"])
@@ -29,12 +34,7 @@ import Testing
     @Test func aReadOfAnotherInterfaceAndAnyOtherCallWaitForTheRelease() async throws {
         let gate = CallGate(held: true)
         let answers = Answers()
-        let read = Task {
-            await gate.pass(reading: "org.example.Other") {
-                answers.threads.withLock { $0.append("other read") }
-                return true
-            }
-        }
+        let read = answers.heldRead("org.example.Other", at: gate, noting: "other read")
         let call = Task { await gate.pass() }
         while gate.waiterCount < 2 { await Task.yield() }
         gate.letReads(["org.example.Player"])
