@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "XMLTree"),
         .target(name: "DBus", dependencies: ["CDBus", "XMLTree"]),
         .target(name: "Waveform", dependencies: ["CPNG"]),
-        .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", "CLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LibraryRecord"),
         .target(name: "TonearmCore", dependencies: [
             "Playback", "Waveform", "Lyrics", "CLinux", "LibraryRecord",

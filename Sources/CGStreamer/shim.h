@@ -26,6 +26,34 @@ static inline gboolean tn_is_sink_element(gpointer p) {
         && GST_OBJECT_FLAG_IS_SET(p, GST_ELEMENT_FLAG_SINK);
 }
 
+// MARK: - The player's bus
+
+/// What `tn_bus_keep_read` keeps: the message types the reader pops, and the element whose state changes it reads.
+typedef struct { GstObject *top; GstMessageType read; } tn_bus_reading;
+
+/// Drops, on the posting thread, what the bus's reader would pop only to discard: a type it does not read, a child's
+/// state change (a Play or a Pause makes every element of playbin post one), a tag not from a sink. Each message
+/// queued wakes the reader's thread; a dropped one costs the poster nothing more.
+static GstBusSyncReply tn_bus_keep_read(GstBus *bus, GstMessage *m, gpointer data) {
+    (void)bus;
+    const tn_bus_reading *r = data;
+    GstMessageType t = GST_MESSAGE_TYPE(m);
+    gboolean unread = (t & r->read) == 0
+        || (t == GST_MESSAGE_STATE_CHANGED && GST_MESSAGE_SRC(m) != r->top)
+        || (t == GST_MESSAGE_TAG && !tn_is_sink_element(GST_MESSAGE_SRC(m)));
+    if (!unread) return GST_BUS_PASS;
+    gst_message_unref(m);
+    return GST_BUS_DROP;
+}
+
+/// Keeps on `bus` only the messages of the types in `read` that its reader uses (see `tn_bus_keep_read`).
+static inline void tn_bus_keep_only_read(GstBus *bus, GstElement *top, GstMessageType read) {
+    tn_bus_reading *r = g_new(tn_bus_reading, 1);
+    r->top = GST_OBJECT(top);
+    r->read = read;
+    gst_bus_set_sync_handler(bus, tn_bus_keep_read, r, g_free);
+}
+
 /// The structure a value holds, or NULL when it holds something else (GST_VALUE_HOLDS_STRUCTURE is a macro).
 static inline const GstStructure *tn_value_structure(const GValue *v) {
     return (v != NULL && GST_VALUE_HOLDS_STRUCTURE(v)) ? gst_value_get_structure(v) : NULL;

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Threads: callers' commands and the bus thread both feed the machine under `commandLock`, so a decision and the
 /// pipeline calls it asks for happen together and never interleave with another's; the one exception, Play's and
-/// Pause's state change, runs on `stateChanges` after the decision, and whoever takes `commandLock` next waits for it.
+/// Pause's state change, runs on `StateChangeThread` after the decision, and whoever takes `commandLock` next waits for it.
 /// `about-to-finish` runs on a streaming thread that must not wait for a command (a READY waits for streaming threads):
 /// it takes only the machine's own lock.
 final class PipelineShell: Sendable {
@@ -34,7 +34,7 @@ final class PipelineShell: Sendable {
     /// Where Play's and Pause's state changes run, so that their caller has the new status at once instead of waiting
     /// for playbin's PLAYING ↔ PAUSED (a few hundred µs that every face's answer would wait for). Whatever takes
     /// `commandLock` next lets them finish first (`settle`), so GStreamer still sees every command in order.
-    private let stateChanges = DispatchQueue(label: "tonearm.playbin-state", qos: .userInitiated)
+    private var stateChanges: StateChangeThread { .shared }
     /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
     /// (the inout write-back), so each about-to-finish made the next call deeper until a stack overflowed.
     private final class Provider: Sendable {
@@ -97,6 +97,7 @@ final class PipelineShell: Sendable {
         tn_object_set_object(playbin, "audio-filter", streamGain.bin)
         self.playbin = playbin
         self.bus = gst_element_get_bus(playbin)
+        tn_bus_keep_only_read(bus, playbin, Self.readMessages)
         (reports, continuation) = AsyncStream.makeStream(of: PlaybackReport.self, bufferingPolicy: .unbounded)
         if let unavailable {
             logger.error("the output \(output.name) cannot be opened: \(unavailable.message)")
@@ -290,7 +291,7 @@ final class PipelineShell: Sendable {
     }
 
     /// Must hold `commandLock`: Play's and Pause's state changes still under way are done.
-    private func settle() { stateChanges.sync {} }
+    private func settle() { stateChanges.settle() }
 
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
     private func apply(_ input: PlaybackMachine.Input) -> Bool {
@@ -511,10 +512,7 @@ final class PipelineShell: Sendable {
     // MARK: - Bus thread
 
     private func runBus() {
-        let types: [GstMessageType] = [GST_MESSAGE_EOS, GST_MESSAGE_ERROR, GST_MESSAGE_WARNING, GST_MESSAGE_STATE_CHANGED,
-                                       GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
-                                       GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING, GST_MESSAGE_ELEMENT]
-        let mask = GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
+        let mask = Self.readMessages
         var lastStateCheck = ContinuousClock.now
         while !isShutDown.load(ordering: .acquiring) {
             // 50 ms while something is watched (a preroll's deadline, a hand-over, a drain), else 1 s: an idle or
@@ -558,6 +556,14 @@ final class PipelineShell: Sendable {
                                   target: Self.pipelineState(tn_state_target(playbin)), now: now))
         }
     }
+
+    /// The message types `runBus` reads; the bus keeps no others (`tn_bus_keep_only_read`).
+    static let readMessages: GstMessageType = {
+        let types: [GstMessageType] = [GST_MESSAGE_EOS, GST_MESSAGE_ERROR, GST_MESSAGE_WARNING, GST_MESSAGE_STATE_CHANGED,
+                                       GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_TAG,
+                                       GST_MESSAGE_DURATION_CHANGED, GST_MESSAGE_APPLICATION, GST_MESSAGE_BUFFERING, GST_MESSAGE_ELEMENT]
+        return GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
+    }()
 
     private func isFromPlaybin(_ message: UnsafeMutablePointer<GstMessage>) -> Bool {
         guard let src = message.pointee.src else { return false }

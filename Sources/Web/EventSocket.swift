@@ -133,6 +133,8 @@ final class EventFollower: Sendable {
         /// Queue edits seen since the last `queue` frame.
         var queueEdited = false
         var flushScheduled = false
+        /// Whether a flush of the frames written is on its way.
+        var sendScheduled = false
     }
     private let following: NIOLoopBoundBox<Following>
 
@@ -235,10 +237,18 @@ final class EventFollower: Sendable {
     private func write(_ frame: JSON) { write(ByteBuffer(bytes: frame.bytes)) }
 
     /// Writes a text frame; what was charged for it is settled once the client has taken it (or the write failed).
+    /// The frames of events handed over together (a pause's tick and its state) leave in one write to the socket:
+    /// the flush comes after the tasks already waiting on the loop.
     private func write(_ text: ByteBuffer) {
         guard !dropped.load(ordering: .relaxed) else { return settle() }
         let promise = loop.makePromise(of: Void.self)
         promise.futureResult.whenComplete { _ in self.settle() }
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: text), promise: promise)
+        channel.write(WebSocketFrame(fin: true, opcode: .text, data: text), promise: promise)
+        guard !following.value.sendScheduled else { return }
+        following.value.sendScheduled = true
+        loop.execute {
+            self.following.value.sendScheduled = false
+            self.channel.flush()
+        }
     }
 }

@@ -1,3 +1,4 @@
+import CGStreamer
 import Foundation
 import Synchronization
 import Testing
@@ -22,5 +23,55 @@ import Testing
         let all = depths.withLock { $0 }
         #expect(all.count == 1000)
         #expect(Set(all).count == 1, "the provider ran \((all.first ?? 0) &- (all.last ?? 0)) bytes deeper after 1000 reads")
+    }
+
+    /// The player's bus keeps what its reader reads: the pipeline's own state changes, not its children's (a Play or a
+    /// Pause made each element post one, and each woke the reader's thread), and no type the reader does not ask for.
+    @Test func theBusKeepsOnlyWhatItsReaderReads() throws {
+        GStreamer.ensureInitialized()
+        var error: UnsafeMutablePointer<GError>?
+        let pipeline = try #require(gst_parse_launch("audiotestsrc is-live=true ! audioconvert ! fakesink sync=true", &error))
+        defer { gst_element_set_state(pipeline, GST_STATE_NULL); gst_object_unref(pipeline) }
+        let bus = try #require(gst_element_get_bus(pipeline))
+        defer { gst_object_unref(bus) }
+        tn_bus_keep_only_read(bus, pipeline, PipelineShell.readMessages)
+        for state in [GST_STATE_PLAYING, GST_STATE_PAUSED, GST_STATE_PLAYING] {
+            _ = gst_element_set_state(pipeline, state)
+            _ = gst_element_get_state(pipeline, nil, nil, 5 * tn_second())
+        }
+        var stateChanges: [String] = [], types = Set<Int32>()
+        while let message = gst_bus_pop(bus) {
+            types.insert(message.pointee.type.rawValue)
+            if message.pointee.type == GST_MESSAGE_STATE_CHANGED, let source = message.pointee.src, let path = tn_object_path(source) {
+                stateChanges.append(String(cString: path))
+                g_free(path)
+            }
+            gst_message_unref(message)
+        }
+        // NULL → READY → PAUSED → PLAYING, PLAYING → PAUSED, PAUSED → PLAYING: all the pipeline's own.
+        #expect(stateChanges.count >= 5)
+        #expect(Set(stateChanges).count == 1, "state changes from \(Set(stateChanges))")
+        #expect(types.allSatisfy { $0 & PipelineShell.readMessages.rawValue != 0 })
+    }
+
+    /// Play's and Pause's state changes run in the order asked, a settle returns only after all asked before it, and
+    /// the thread runs below the threads that answer clients.
+    @Test func stateChangesRunInOrderOnAThreadBelowTheFaces() throws {
+        let worker = StateChangeThread.shared
+        let ran = Mutex<[Int]>([])
+        for i in 0..<100 { worker.async { ran.withLock { $0.append(i) } } }
+        worker.settle()
+        #expect(ran.withLock { $0 } == Array(0..<100))
+        // The thread's nice value, as the kernel has it (field 19 of its stat line, after the name in parentheses).
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let nices = tasks.compactMap { tid -> Int? in
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "tonearm-state",
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int(fields[16]) : nil
+        }
+        #expect(nices == [5])
     }
 }

@@ -182,6 +182,27 @@ import Testing
         for listener in [encoder, other, loopB] { listener.cancel() }
     }
 
+    /// An event published without delivery (a pause's tick) waits for the next publish (its new status): a listener is
+    /// handed both in order, and a listener that only wakes its thread gets both before one that encodes hears either.
+    /// Without an event of its own, a publish still delivers what waits.
+    @Test func anEventHeldBackGoesOutWithTheNextPublishOneListenerAtATime() {
+        let channel = PlayerChannel()
+        let heard = Mutex<[String]>([])
+        let encoder = channel.events.listen { item in heard.withLock { $0.append("encoder \(item.sequence)") } }
+        let loop = channel.events.listen(first: true) { item in heard.withLock { $0.append("loop \(item.sequence)") } }
+        channel.publish(position: PositionBasis(position: 5), event: .tick(TrackID(serial: 1), position: 5, length: 10), deliver: false)
+        #expect(heard.withLock { $0 }.isEmpty)
+        #expect(channel.state.sequence == 1 && channel.state.position.position == 5)
+        var paused = PlayerSnapshot()
+        paused.status = .paused
+        channel.publish(snapshot: paused, event: .changed(paused))
+        #expect(heard.withLock { $0 } == ["loop 1", "loop 2", "encoder 1", "encoder 2"])
+        channel.publish(event: .seeked(0), deliver: false)
+        channel.publish(position: PositionBasis(position: 0))
+        #expect(heard.withLock { $0.suffix(2) } == ["loop 3", "encoder 3"])
+        for listener in [encoder, loop] { listener.cancel() }
+    }
+
     @Test func aListenerEndsWhenTheFanOutFinishes() async {
         let fanOut = EventFanOut<Int>()
         let listener = fanOut.listen { _ in }

@@ -122,8 +122,10 @@ public final class EventFanOut<Event: Sendable>: Sendable {
                 return (s.undelivered, s.listeners.map(\.listener))
             }
             guard let (items, listeners) = batch else { return }
-            for item in items {
-                for listener in listeners { listener.deliver(item) }
+            // A listener is handed all the events waiting before the next one is: a face that only wakes its thread
+            // (first in the list) has them all on the way before a face that encodes on this thread starts.
+            for listener in listeners {
+                for item in items { listener.deliver(item) }
             }
             state.withLock { $0.delivering = false }
         }

@@ -60,15 +60,17 @@ public final class PlayerChannel: Sendable {
     public var state: PlayerState { latest.withLock { $0 } }
 
     /// Replaces the state, and publishes `event` with it (if any); the state is readable before any subscriber
-    /// hears the event.
-    func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil) {
+    /// hears the event. `deliver` false leaves the event to the listeners' next delivery, which the next publish
+    /// makes: two events published at once then reach a face's thread in one wake-up.
+    func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil, deliver: Bool = true) {
         latest.withLock { state in
             if let snapshot { state.snapshot = snapshot }
             if let position { state.position = position }
             if let event { state.sequence = events.enqueue(event) }
         }
-        // Outside the state's lock: a listener may read the state it announces.
-        if event != nil { events.deliverToListeners() }
+        // Outside the state's lock: a listener may read the state it announces. Also without an event of its own:
+        // one left undelivered before goes out now.
+        if deliver { events.deliverToListeners() }
     }
 
     /// A slow subscriber's buffer keeps the newest snapshot and the newest tick rather than each of them.

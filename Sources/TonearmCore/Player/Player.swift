@@ -332,12 +332,15 @@ public actor Player {
 
     // MARK: Ticks
 
-    func emitTick(position: Int64? = nil) {
+    /// `deliver` false: the tick is numbered and the state set, but the faces are handed it with the next event
+    /// published.
+    func emitTick(position: Int64? = nil, deliver: Bool = true) {
         checkListening()
         guard let id = loaded ?? queue.currentID else { return }
         // Every tick sets the faces' position basis afresh from the pipeline.
         let basis = makeBasis()
-        channel.publish(position: basis, event: .tick(id, position: position ?? basis.position, length: queue.track(id)?.metadata.length ?? 0))
+        channel.publish(position: basis, event: .tick(id, position: position ?? basis.position, length: queue.track(id)?.metadata.length ?? 0),
+                        deliver: deliver)
     }
 
     /// Ticks while playing, from now; any earlier tick loop ends.

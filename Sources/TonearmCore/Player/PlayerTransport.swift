@@ -26,7 +26,8 @@ extension Player {
         guard status == .playing else { return }
         perform(reconnector.cancelReconnect())
         engine.pause()
-        emitTick()
+        // Handed to the faces together with the new status: one wake-up of a face's thread for both.
+        emitTick(deliver: false)
         publishCommand()
     }
 

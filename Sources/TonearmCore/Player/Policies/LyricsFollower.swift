@@ -54,10 +54,12 @@ struct LyricsFollower: Sendable {
     }
 
     /// Announces the line at `position` (µs) and, while playing, sets a timer for the next line's start; the position
-    /// runs at `rate`.
-    mutating func follow(position: Int64, playing: Bool, rate: Double) -> [Action] {
+    /// runs at `rate`. The position is read only for synced lyrics: it is a query of the pipeline, made after every
+    /// Play and Pause.
+    mutating func follow(position readPosition: @autoclosure () -> Int64, playing: Bool, rate: Double) -> [Action] {
         var actions: [Action] = [.cancelTimer]
         guard let lyrics, lyrics.isSynced else { return actions }
+        let position = readPosition()
         actions += announce(lyrics.lineIndex(at: position))
         guard playing, let next = lyrics.nextChange(after: position) else { return actions }
         timerGeneration += 1
