@@ -35,6 +35,8 @@ final class PipelineShell: Sendable {
     /// for playbin's PLAYING ↔ PAUSED (a few hundred µs that every face's answer would wait for). Whatever takes
     /// `commandLock` next lets them finish first (`settle`), so GStreamer still sees every command in order.
     private var stateChanges: StateChangeThread { .shared }
+    /// Play's and Pause's state changes decided but not yet handed to `stateChanges`.
+    private let heldStateChanges = Mutex<[@Sendable () -> Void]>([])
     /// Boxed: a closure kept directly in a Mutex is wrapped in two more reabstraction thunks at every `withLock`
     /// (the inout write-back), so each about-to-finish made the next call deeper until a stack overflowed.
     private final class Provider: Sendable {
@@ -283,15 +285,33 @@ final class PipelineShell: Sendable {
     /// Feeds a command or a bus message and performs its effects, under the command lock.
     @discardableResult
     func send(_ input: PlaybackMachine.Input) -> Bool {
-        guard !isShutDown.load(ordering: .acquiring) else { return false }
-        return commandLock.withLock { _ in
+        send(input, announcing: {})
+    }
+
+    /// Feeds a command, then runs `announce` outside the lock, before a Play's or a Pause's state change starts: the
+    /// caller tells its clients first, and the thread the state change wakes cannot take the CPU in between.
+    @discardableResult
+    func send(_ input: PlaybackMachine.Input, announcing announce: () -> Void) -> Bool {
+        guard !isShutDown.load(ordering: .acquiring) else { announce(); return false }
+        let accepted = commandLock.withLock { _ in
             settle()
             return apply(input)
         }
+        announce()
+        startStateChanges()
+        return accepted
     }
 
-    /// Must hold `commandLock`: Play's and Pause's state changes still under way are done.
-    private func settle() { stateChanges.settle() }
+    /// Must hold `commandLock`: Play's and Pause's state changes, held or under way, are done.
+    private func settle() {
+        startStateChanges()
+        stateChanges.settle()
+    }
+
+    /// Hands the held state changes to their thread, in the order they were decided.
+    private func startStateChanges() {
+        for job in heldStateChanges.withLock({ held in defer { held = [] }; return held }) { stateChanges.async(job) }
+    }
 
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
     private func apply(_ input: PlaybackMachine.Input) -> Bool {
@@ -304,9 +324,12 @@ final class PipelineShell: Sendable {
                 let effects = step.effects
                 let token = heldTokens.add(1, ordering: .relaxed).newValue
                 if let at = position { heldPosition.withLock { $0 = (token, at) } }
-                stateChanges.async {
-                    for effect in effects { _ = self.perform(effect) }
-                    self.heldPosition.withLock { if $0?.token == token { $0 = nil } }
+                // Started once the caller has announced it (`send(_:announcing:)`), or by whoever settles first.
+                heldStateChanges.withLock {
+                    $0.append {
+                        for effect in effects { _ = self.perform(effect) }
+                        self.heldPosition.withLock { if $0?.token == token { $0 = nil } }
+                    }
                 }
                 return accepted
             }

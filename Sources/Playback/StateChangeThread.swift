@@ -17,8 +17,7 @@ final class StateChangeThread: @unchecked Sendable {
 
     private init(name: String, nice: Int32) {
         let thread = Thread { [self] in
-            // Named from inside: Foundation names a thread in the kernel (top, /proc) only from the thread itself.
-            Thread.current.name = name
+            _ = tn_name_this_thread(name)
             // Refused (a sandbox), it runs at the daemon's own priority, as before.
             _ = tn_nice_this_thread(nice)
             run()

@@ -2,6 +2,7 @@ import CGStreamer
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import Playback
 
 @Suite struct PipelineShellTests {
@@ -73,5 +74,27 @@ import Testing
             return fields.count > 16 ? Int(fields[16]) : nil
         }
         #expect(nices == [5])
+    }
+
+    /// A Pause or a Play is taken at once and announced (the caller tells its clients) before playbin's state change
+    /// starts; then it starts.
+    @Test func pauseAndPlayAreAnnouncedBeforePlaybinMoves() async throws {
+        GStreamer.ensureInitialized()
+        let shell = try PipelineShell(output: .sink("fakesink sync=true"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
+        defer { shell.shutdown() }
+        let dir = TemporaryDirectory("tonearm-announce")
+        let url = dir.file("sine.wav")
+        try sine(0..<(30 * 44_100)).write(to: url)
+        shell.send(.load(item(url, 1), paused: false, at: 0, now: .now))
+        try await waitUntil("playbin PLAYING", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
+        var seen: (status: PlaybackState, target: GstState)?
+        shell.send(.pause(now: .now)) { seen = (shell.snapshot.status, tn_state_target(shell.playbin)) }
+        #expect(seen?.status == .paused)
+        #expect(seen?.target == GST_STATE_PLAYING, "playbin's state change started before the announcement")
+        try await waitUntil("playbin PAUSED", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PAUSED }
+        shell.send(.play(now: .now)) { seen = (shell.snapshot.status, tn_state_target(shell.playbin)) }
+        #expect(seen?.status == .playing)
+        #expect(seen?.target == GST_STATE_PAUSED, "playbin's state change started before the announcement")
+        try await waitUntil("playbin PLAYING again", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
     }
 }

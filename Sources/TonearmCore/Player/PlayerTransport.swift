@@ -14,8 +14,8 @@ extension Player {
         case .playing: return
         case .paused:
             guard loaded != nil else { return startCurrent(paused: false) }
-            engine.play()
-            publishCommand()
+            // The faces hear it before playbin's state change starts.
+            engine.play { publishCommand() }
         case .stopped:
             startCurrent(paused: false)
         }
@@ -25,10 +25,12 @@ extension Player {
         if outputIsLost { stayPausedWhenOutputIsBack() }
         guard status == .playing else { return }
         perform(reconnector.cancelReconnect())
-        engine.pause()
-        // Handed to the faces together with the new status: one wake-up of a face's thread for both.
-        emitTick(deliver: false)
-        publishCommand()
+        engine.pause {
+            // Handed to the faces together with the new status (one wake-up of a face's thread for both), before
+            // playbin's state change starts.
+            emitTick(deliver: false)
+            publishCommand()
+        }
     }
 
     public func playPause() {
