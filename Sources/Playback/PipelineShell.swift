@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// Threads: callers' commands and the bus thread both feed the machine under `commandLock`, so a decision and the
 /// pipeline calls it asks for happen together and never interleave with another's; the one exception, Play's and
-/// Pause's state change, runs on `StateChangeThread` after the decision, and whoever takes `commandLock` next waits for it.
+/// Pause's state change, runs on `StateChangeThread` after the decision (and after the caller's announcement, with
+/// `send(_:announcing:)`), and whoever takes `commandLock` next waits for it.
 /// `about-to-finish` runs on a streaming thread that must not wait for a command (a READY waits for streaming threads):
 /// it takes only the machine's own lock.
 final class PipelineShell: Sendable {
