@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "Lyrics"),
         .target(name: "LyricsFiles", dependencies: ["Lyrics", "TagFields"]),
         .target(name: "XMLTree"),
-        .target(name: "DBus", dependencies: ["CDBus", "XMLTree"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "XMLTree"]),
         .target(name: "Waveform", dependencies: ["CPNG"]),
         .target(name: "Playback", dependencies: ["CGStreamer", "CEBUR128", "CLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LibraryRecord"),
@@ -122,7 +122,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst),
         .executableTarget(name: "tonearm", dependencies: [
-            "DBus", "Waveform", "LibraryRecord",
+            "DBus", "Waveform", "LibraryRecord", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: packedRelocations + noExportedSymbols),
         .target(name: "LocalLibrary", dependencies: [

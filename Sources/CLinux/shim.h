@@ -14,7 +14,8 @@ static inline int tn_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGK
 /// Makes this process adopt its descendants' orphans (on) or gives that up (off), as a service manager does.
 static inline int tn_set_child_subreaper(int on) { return prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0); }
 
-/// Names the calling thread for the kernel (top, /proc/…/comm); at most 15 bytes are kept. 0 on success.
+/// Names the calling thread for the kernel (top, perf, /proc/…/comm); at most 15 bytes are kept. 0 on success.
+/// Foundation's `Thread.name`, set before `start()`, never reaches the kernel on Linux: a thread names itself with this.
 static inline int tn_name_this_thread(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 /// Sets the calling thread's nice value (Linux keeps one per thread); 0 on success. Raising it needs no privilege.

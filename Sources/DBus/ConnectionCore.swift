@@ -1,4 +1,5 @@
 internal import CDBus
+internal import CLinux
 import Foundation
 import Synchronization
 
@@ -107,8 +108,10 @@ final class ConnectionCore: Sendable {
     /// Starts the loop thread; `responder` may answer calls at once while no earlier call is being handled.
     func start(responder: ImmediateResponder? = nil) {
         let context = LoopContext(core: self, responder: responder)
-        let thread = Thread { context.run() }
-        thread.name = "dbus-connection"
+        let thread = Thread {
+            _ = tn_name_this_thread("dbus-connection")
+            context.run()
+        }
         thread.start()
     }
 

@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Foundation
 import Glibc
@@ -73,6 +74,7 @@ public enum OutputConnection {
         let waiting = Mutex(Waiting())
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
+            _ = tn_name_this_thread("tonearm-fifo-open")
             var fd: Int32
             repeat { fd = open(path, O_WRONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
             let error = errno
@@ -85,7 +87,6 @@ public enum OutputConnection {
             if !kept, fd >= 0 { close(fd) }
             done.signal()
         }
-        thread.name = "tonearm-fifo-open"
         thread.start()
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         if done.wait(timeout: .now() + seconds) == .timedOut {

@@ -1,4 +1,5 @@
 import CGStreamer
+import CLinux
 import Dispatch
 import Foundation
 import Logging
@@ -125,11 +126,11 @@ final class PipelineShell: Sendable {
         }
 
         let thread = Thread { [self] in
+            _ = tn_name_this_thread("tonearm-bus")
             self.busThreadID.withLock { $0 = pthread_self() }
             self.runBus()
             self.busThreadDone.signal()
         }
-        thread.name = "tonearm-bus"
         thread.start()
     }
 

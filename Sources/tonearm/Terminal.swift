@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 
@@ -47,6 +48,7 @@ final class RawTerminal: @unchecked Sendable {
     static func keys() -> AsyncStream<Key> {
         let (stream, continuation) = AsyncStream.makeStream(of: Key.self)
         let thread = Thread {
+            _ = tn_name_this_thread("tonearm-keys")
             var buffer = [UInt8](repeating: 0, count: 64)
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress!, $0.count) }
@@ -57,7 +59,6 @@ final class RawTerminal: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "tonearm-keys"
         thread.start()
         return stream
     }

@@ -63,17 +63,30 @@ import TestSupport
         for i in 0..<100 { worker.async { ran.withLock { $0.append(i) } } }
         worker.settle()
         #expect(ran.withLock { $0 } == Array(0..<100))
-        // The thread's nice value, as the kernel has it (field 19 of its stat line, after the name in parentheses).
-        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
-        let nices = tasks.compactMap { tid -> Int? in
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
-                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "tonearm-state",
+        #expect(Self.niceValues(ofThreadsNamed: "tonearm-state") == [5])
+    }
+
+    /// The shell's bus thread carries its name in the kernel (what top and perf show), not Foundation's default.
+    @Test func theBusThreadIsNamed() async throws {
+        let shell = try PipelineShell(output: .sink("fakesink"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
+        defer { shell.shutdown() }
+        try await waitUntil("a thread named tonearm-bus", timeout: .seconds(30)) {
+            !Self.niceValues(ofThreadsNamed: "tonearm-bus").isEmpty
+        }
+    }
+
+    /// The nice value of each of this process's threads named `name`, as the kernel has it (field 19 of its stat
+    /// line, after the name in parentheses).
+    static func niceValues(ofThreadsNamed name: String) -> [Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { tid -> Int? in
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
                   let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
                   let close = stat.lastIndex(of: ")") else { return nil }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 16 ? Int(fields[16]) : nil
         }
-        #expect(nices == [5])
     }
 
     /// A Pause or a Play is taken at once and announced (the caller tells its clients) before playbin's state change
