@@ -74,6 +74,7 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        .target(name: "CCodePages"),
         .target(name: "Lyrics"),
         .target(name: "LyricsFiles", dependencies: ["Lyrics", "TagFields"]),
         .target(name: "XMLTree"),
@@ -116,7 +117,7 @@ let package = Package(
             .embedInCode("Contract/openapi.json"),
         ]),
         .executableTarget(name: "tonearmd", dependencies: [
-            "MPRIS", "MPDProtocol", "Web", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "UPnP", "Scrobble", "Lyrics", "LyricsFiles",
+            "MPRIS", "MPDProtocol", "Web", "TonearmCore", "Playback", "DBus", "LocalLibrary", "MIDI", "ReceivedShares", "LocalSend", "Streams", "UPnP", "Scrobble", "Lyrics", "LyricsFiles", "CCodePages",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -204,7 +205,7 @@ let package = Package(
         .testTarget(name: "ReceivedSharesTests", dependencies: ["ReceivedShares", "TonearmCore", "Playback", "TestSupport"]),
         .target(name: "DaemonHarness", dependencies: ["DBus", "TestSupport"], path: "Tests/DaemonHarness"),
         // The Python rigs are run from the source tree by path, not built.
-        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields", "CLinux"],
+        .testTarget(name: "IntegrationTests", dependencies: ["DBus", "MPRIS", "Playback", "TestSupport", "DaemonHarness", "Waveform", "TagFields", "CLinux", "CCodePages"],
                     exclude: ["scrobble/switchboard.py", "upnp/controlpoint.py"]),
         .testTarget(name: "MPDProtocolTests", dependencies: ["MPDProtocol", "TonearmCore"]),
         .testTarget(name: "MPDClientTests", dependencies: ["DBus", "TestSupport", "DaemonHarness", "TagFields"]),

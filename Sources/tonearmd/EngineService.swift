@@ -17,6 +17,8 @@ final class EngineService: DaemonService {
     let shutdown: Shutdown
     let logger: Logger
     private let failed = Mutex<String?>(nil)
+    /// Reached once the engine is attached, or could not be built: GStreamer's set-up is over either way.
+    let settled = Milestone()
 
     init(deferred: DeferredEngine, output: AudioOutput, elementSettings: [String: [String: String]], shutdown: Shutdown,
          logger: Logger) {
@@ -56,7 +58,9 @@ final class EngineService: DaemonService {
             }
             deferred.attach(engine)
             logger.info("audio engine ready")
+            settled.reach()
         } catch {
+            settled.reach()
             let named = output.name == OutputSettings.defaultName ? "" : " (output \(output.name))"
             failed.withLock { $0 = "cannot build the audio output '\(output.detail)'\(named): \(error)" }
             shutdown.request()

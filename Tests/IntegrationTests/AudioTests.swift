@@ -56,6 +56,38 @@ import Testing
         #expect(AudioCheck.largestJump(body) <= Self.sineSlope, "a jump means a discontinuity at a join")
     }
 
+    @Test func playsWholeWhileItsCodeAndConstantsAreUnmappedAgainAndAgain() async throws {
+        // The memory trimmer unmaps the daemon's code pages while the streaming threads run that code: every pass
+        // (every 50 ms here, every 10 s by default) must leave the audio as it was.
+        let d = try Daemon()
+        d.extraEnvironment["TONEARM_MEMORY_TRIM_INTERVAL"] = "0.05"
+        let whole = WAV.sine(seconds: 2.4)
+        let cut = Int(1.3 * 44100)
+        let a = d.media.file("first.wav"), b = d.media.file("second.wav")
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[..<(cut * 2)])).write(to: a)
+        try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cut * 2)...])).write(to: b)
+        let out = d.media.file("rendered.wav")
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        // Played in real time, so that the passes come while it plays.
+        try await d.start(["--verbose", a.path, b.path], sink: "wavenc ! filesink sync=true location=\(out.path)")
+        try await d.waitForTheEnd("both played, then Stopped", after: changes)
+        // Some passes ran while it played, and one handed back at least a MiB.
+        let passes = d.log.split(separator: "\n").compactMap { line -> (Int, Int)? in
+            guard let r = line.range(of: "resident ") else { return nil }
+            let figures = line[r.upperBound...].split(separator: " ").compactMap { Int($0) }
+            return figures.count >= 2 ? (figures[0], figures[1]) : nil
+        }
+        _ = await d.terminate()
+        #expect(passes.count >= 5, "\(passes.count) passes")
+        #expect(passes.contains { $0.0 - $0.1 >= 1 }, "\(passes)")
+
+        let rendered = try d.rendering(out).mono
+        let body = Array(rendered[try #require(AudioCheck.trimmedRange(rendered))])
+        #expect(abs(body.count - whole.frameCount) < 441, "rendered \(body.count) frames, expected \(whole.frameCount)")
+        #expect(AudioCheck.longestSilence(body, threshold: 0) < 3, "a run of zeros means a gap")
+        #expect(AudioCheck.largestJump(body) <= Self.sineSlope, "a jump means a discontinuity")
+    }
+
     @Test func aCorruptFileBetweenGoodOnesIsReportedAndSkipped() async throws {
         let d = try Daemon()
         let a = try d.sine("good1.wav", seconds: 1.0)
