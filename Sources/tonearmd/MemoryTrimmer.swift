@@ -3,13 +3,15 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Hands back memory the daemon holds but does not use: once the start is over, then every ten seconds.
+/// Hands back memory the daemon holds but does not use: the allocator's every ten seconds, the pages of code and
+/// constants once the start is over, ten seconds later and then every minute.
 ///
 /// glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas; a daemon that
 /// runs for weeks hands it back instead of keeping its high-water mark. The kernel keeps every page of code and
 /// constants the daemon ever ran mapped, and 16 pages around each one first touched: the start, a library scan or a
 /// face's first use leave 10–15 MiB mapped of which playback runs about 2. Those pages are unmapped (they stay in the
-/// page cache); what runs again is mapped back by a minor fault.
+/// page cache); what runs again is mapped back by a minor fault. That costs about 200 faults, 2–3 ms of CPU, a pass:
+/// every ten seconds it would be a tenth of what playback costs, so after the start's own work it is done once a minute.
 struct MemoryTrimmer: DaemonService {
     let turn: StartTurn
     /// The start is over once this is reached too (GStreamer's set-up).
@@ -23,9 +25,12 @@ struct MemoryTrimmer: DaemonService {
         guard await turn.start() else { return }
         if await startOver.wait() {
             await cancelWhenGracefulShutdown {
+                var pass = 0
                 while true {
-                    // What only the start ran (the arguments, the config, building every part) is handed back first.
-                    Self.trim(logger: turn.logger)
+                    // What only the start ran (the arguments, the config, building every part) is handed back first,
+                    // what its first seconds ran (the first track's set-up, the first scan) at the next pass.
+                    Self.trim(codePages: Self.dropsCodePages(atPass: pass), logger: turn.logger)
+                    pass += 1
                     do { try await Task.sleep(for: interval) } catch { return }
                 }
             }
@@ -33,13 +38,17 @@ struct MemoryTrimmer: DaemonService {
         await turn.stop()
     }
 
-    /// One pass: the allocator's free memory, then the code and constants' pages.
-    static func trim(logger: Logger) {
+    /// Whether pass `n` (0: the start just over; one every `interval`) also unmaps the code and constants' pages.
+    static func dropsCodePages(atPass n: Int) -> Bool { n <= 1 || n % 6 == 0 }
+
+    /// One pass: the allocator's free memory, then (`codePages`) the code and constants' pages.
+    static func trim(codePages: Bool, logger: Logger) {
+        _ = malloc_trim(0)
+        guard codePages else { return }
         let clock = ContinuousClock()
         let (began, before) = (clock.now, residentMiB())
-        _ = malloc_trim(0)
         let advised = tn_drop_read_only_pages()
-        logger.debug("memory trimmed in \(began.duration(to: clock.now)): resident \(before) → \(residentMiB()) MiB (\(advised >> 20) MiB of code and constants looked at)")
+        logger.debug("code pages dropped in \(began.duration(to: clock.now)): resident \(before) → \(residentMiB()) MiB (\(advised >> 20) MiB of code and constants looked at)")
     }
 
     /// The process's resident memory, in whole MiB (from /proc/self/statm: its second field, in pages).

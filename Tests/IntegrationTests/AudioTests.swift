@@ -58,17 +58,17 @@ import Testing
 
     @Test func playsWholeWhileItsCodeAndConstantsAreUnmappedAgainAndAgain() async throws {
         // The memory trimmer unmaps the daemon's code pages while the streaming threads run that code: every pass
-        // (every 50 ms here, every 10 s by default) must leave the audio as it was.
+        // (here at 0, 50, 300, 600… ms; by default at 0 and 10 s, then every minute) must leave the audio as it was.
         let d = try Daemon()
         d.extraEnvironment["TONEARM_MEMORY_TRIM_INTERVAL"] = "0.05"
-        let whole = WAV.sine(seconds: 2.4)
-        let cut = Int(1.3 * 44100)
+        let whole = WAV.sine(seconds: 6)
+        let cut = Int(3.3 * 44100)
         let a = d.media.file("first.wav"), b = d.media.file("second.wav")
         try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[..<(cut * 2)])).write(to: a)
         try WAV(sampleRate: 44100, channels: 2, samples: Array(whole.samples[(cut * 2)...])).write(to: b)
         let out = d.media.file("rendered.wav")
         let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        // Played in real time, so that the passes come while it plays.
+        // Played at the clock's pace, so that the passes come while it plays.
         try await d.start(["--verbose", a.path, b.path], sink: "wavenc ! filesink sync=true location=\(out.path)")
         try await d.waitForTheEnd("both played, then Stopped", after: changes)
         // Some passes ran while it played, and one handed back at least a MiB.
@@ -78,7 +78,7 @@ import Testing
             return figures.count >= 2 ? (figures[0], figures[1]) : nil
         }
         _ = await d.terminate()
-        #expect(passes.count >= 5, "\(passes.count) passes")
+        #expect(passes.count >= 3, "\(passes.count) passes")
         #expect(passes.contains { $0.0 - $0.1 >= 1 }, "\(passes)")
 
         let rendered = try d.rendering(out).mono
