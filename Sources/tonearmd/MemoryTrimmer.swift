@@ -4,14 +4,14 @@ import Logging
 import ServiceLifecycle
 
 /// Hands back memory the daemon holds but does not use: the allocator's every ten seconds, the pages of code and
-/// constants once the start is over, ten seconds later and then every minute.
+/// constants once the start is over and then every minute.
 ///
 /// glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas; a daemon that
 /// runs for weeks hands it back instead of keeping its high-water mark. The kernel keeps every page of code and
 /// constants the daemon ever ran mapped, and 16 pages around each one first touched: the start, a library scan or a
 /// face's first use leave 10–15 MiB mapped of which playback runs about 2. Those pages are unmapped (they stay in the
-/// page cache); what runs again is mapped back by a minor fault. That costs about 200 faults, 2–3 ms of CPU, a pass:
-/// every ten seconds it would be a tenth of what playback costs, so after the start's own work it is done once a minute.
+/// page cache); what runs again is mapped back by a minor fault. A pass and the faults after it cost about 4 ms of CPU:
+/// every ten seconds that would be a tenth of what playback costs, once a minute it is a fiftieth.
 struct MemoryTrimmer: DaemonService {
     let turn: StartTurn
     /// The start is over once this is reached too (GStreamer's set-up).
@@ -27,8 +27,7 @@ struct MemoryTrimmer: DaemonService {
             await cancelWhenGracefulShutdown {
                 var pass = 0
                 while true {
-                    // What only the start ran (the arguments, the config, building every part) is handed back first,
-                    // what its first seconds ran (the first track's set-up, the first scan) at the next pass.
+                    // What only the start ran (the arguments, the config, building every part) is handed back first.
                     Self.trim(codePages: Self.dropsCodePages(atPass: pass), logger: turn.logger)
                     pass += 1
                     do { try await Task.sleep(for: interval) } catch { return }
@@ -39,7 +38,7 @@ struct MemoryTrimmer: DaemonService {
     }
 
     /// Whether pass `n` (0: the start just over; one every `interval`) also unmaps the code and constants' pages.
-    static func dropsCodePages(atPass n: Int) -> Bool { n <= 1 || n % 6 == 0 }
+    static func dropsCodePages(atPass n: Int) -> Bool { n % 6 == 0 }
 
     /// One pass: the allocator's free memory, then (`codePages`) the code and constants' pages.
     static func trim(codePages: Bool, logger: Logger) {

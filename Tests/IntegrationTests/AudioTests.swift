@@ -58,7 +58,7 @@ import Testing
 
     @Test func playsWholeWhileItsCodeAndConstantsAreUnmappedAgainAndAgain() async throws {
         // The memory trimmer unmaps the daemon's code pages while the streaming threads run that code: every pass
-        // (here at 0, 50, 300, 600… ms; by default at 0 and 10 s, then every minute) must leave the audio as it was.
+        // (here at 0, 300, 600… ms; by default every minute) must leave the audio as it was.
         let d = try Daemon()
         d.extraEnvironment["TONEARM_MEMORY_TRIM_INTERVAL"] = "0.05"
         let whole = WAV.sine(seconds: 6)
