@@ -70,6 +70,35 @@ import Testing
         #expect(late.listening?.heard == .seconds(2))
     }
 
+    /// A file queued before its length was read starts as a track of unknown length (4 minutes must be heard); the
+    /// pipeline's duration, known a moment later, makes half of it enough, and what was heard before counts.
+    @Test func aLengthKnownLateCountsHalfOfIt() {
+        let r = run([
+            (0, { c, t in c.started(a, title: nil, length: nil, playing: true, at: t) }),
+            (0.1, { c, t in c.lengthChanged(a, to: 4_000_000, at: t) }),
+            (1.9, { c, t in c.checkpoint(at: t) }),
+            (2.0, { c, t in c.checkpoint(at: t) }),
+            (4.0, { c, t in c.ended(at: t) }),
+        ])
+        #expect(r.counts.map(\.0) == [a])
+        #expect(r.counts.first?.1 == 2.0)
+        // Known only after more than half was heard: it counts at once.
+        let late = run([
+            (0, { c, t in c.started(a, title: nil, length: nil, playing: true, at: t) }),
+            (3.0, { c, t in c.checkpoint(at: t) }),
+            (3.5, { c, t in c.lengthChanged(a, to: 4_000_000, at: t) }),
+        ])
+        #expect(late.counts.map(\.0) == [a])
+        #expect(late.counts.first?.1 == 3.5)
+        // Another track's length, or one counted already, changes nothing.
+        let other = run([
+            (0, { c, t in c.started(a, title: nil, length: 600_000_000, playing: true, at: t) }),
+            (1.0, { c, t in c.lengthChanged(b, to: 1_000_000, at: t) }),
+            (2.0, { c, t in c.checkpoint(at: t) }),
+        ])
+        #expect(other.counts.isEmpty)
+    }
+
     @Test func fourMinutesCountALongTrack() {
         let r = run([
             (0, { c, t in c.started(a, title: nil, length: 3_600_000_000, playing: true, at: t) }),

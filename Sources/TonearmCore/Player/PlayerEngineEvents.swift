@@ -52,6 +52,7 @@ extension Player {
                track.uri.hasPrefix("file:") || (track.metadata.length ?? 0) <= 0 {
                 track.metadata.length = ns / 1000
                 queue.updateMetadata(id, track.metadata)
+                listeningLengthChanged(id, track.metadata)
                 emitWithState(.trackMetadataChanged(track))
             }
             publish()

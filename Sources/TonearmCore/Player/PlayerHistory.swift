@@ -79,6 +79,14 @@ extension Player {
         emit(.nowPlaying(id, track.metadata))
     }
 
+    /// The length of `id` came to be known or changed: what must be heard of it follows (a file queued before its tags
+    /// were read counted as a track of unknown length, 4 minutes, and a 4 s song never counted). A live stream's song
+    /// keeps its own rule.
+    func listeningLengthChanged(_ id: TrackID, _ metadata: TrackMetadata) {
+        guard metadata.isLive != true else { return }
+        countListening(counter.lengthChanged(id, to: metadata.length, at: .now))
+    }
+
     /// The user moved on from what was being heard (Next, Previous, a pick, a new queue).
     func listeningMovedOn() {
         countListening(counter.movedOn(at: .now, playing: isBeingHeard))

@@ -335,6 +335,7 @@ extension Player {
             track.metadata = merged
             queue.updateMetadata(id, merged)
             if loudnessChanged { applyGains() }
+            if merged.length != before.length { listeningLengthChanged(id, merged) }
             // A station's song changed, whichever way its title came (the stream's tags, or the first ICY block read
             // beside the pipeline): the listening history counts per song.
             if merged.isLive == true, counter.listening?.id == id, counter.listening?.title != merged.title {

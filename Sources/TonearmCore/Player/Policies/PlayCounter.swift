@@ -81,6 +81,15 @@ struct PlayCounter: Sendable, Equatable {
         return observe(playing: true, at: now)
     }
 
+    /// The length of what is being heard came to be known or changed (the pipeline's duration, tags read after it
+    /// started): half of it, up to 4 minutes, is what must be heard from now on, and what was heard already counts.
+    mutating func lengthChanged(_ id: TrackID, to length: Int64?, at now: ContinuousClock.Instant) -> [Action] {
+        guard var l = listening, l.id == id, !l.counted else { return [] }
+        l.needed = Self.needed(length: length)
+        listening = l
+        return observe(playing: playingSince != nil, at: now)
+    }
+
     /// The user moved on (Next, Previous, a pick, a new queue) from what plays: a skip if it had not counted.
     mutating func movedOn(at now: ContinuousClock.Instant, playing: Bool) -> [Action] {
         var actions = observe(playing: playing, at: now)
