@@ -63,7 +63,8 @@ import Testing
         // libdbus's first mapping (its ELF header, at offset 0) is a read-only segment; writing its first byte back
         // gives this process its own copy of that page, as a debugger's breakpoint does.
         let first = try #require(try Self.mappings(of: "/libdbus-1.so.").first { $0.offset == 0 })
-        #expect(first.perms == "r--p")
+        // Only a read-only page is made writable and back: code made non-executable here would crash its next caller.
+        try #require(first.perms == "r--p")
         let address = try #require(UnsafeMutablePointer<UInt8>(bitPattern: first.start))
         let byte = address.pointee
         #expect(mprotect(address, Self.page, PROT_READ | PROT_WRITE) == 0)
