@@ -44,6 +44,11 @@ struct MemoryTrimmer: DaemonService {
     static func trim(codePages: Bool, logger: Logger) {
         _ = malloc_trim(0)
         guard codePages else { return }
+        // The figures are read only for the debug log that shows them.
+        guard logger.logLevel <= .debug else {
+            _ = tn_drop_read_only_pages()
+            return
+        }
         let clock = ContinuousClock()
         let (began, before) = (clock.now, residentMiB())
         let advised = tn_drop_read_only_pages()

@@ -15,10 +15,9 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func load(_ item: PlaybackItem, startPaused: Bool, at position: Int64)
     func play()
     func pause()
-    /// Play or Pause, with `announce` (the caller telling its clients) run once the new status is taken and before
-    /// the pipeline's state change starts, which would compete with it for the CPU.
+    /// Play, with `announce` (the caller telling its clients) run once the new status is taken and before the
+    /// pipeline's state change starts, which would compete with it for the CPU.
     func play(announcing announce: () -> Void)
-    func pause(announcing announce: () -> Void)
     func stop()
     @discardableResult func seek(to nanoseconds: Int64) -> Bool
     @discardableResult func setRate(_ rate: Double) -> Bool
@@ -53,7 +52,6 @@ extension PlaybackControl {
     public var canReceiveData: Bool { true }
     /// An engine whose state change costs nothing to start (a test's) announces after it.
     public func play(announcing announce: () -> Void) { play(); announce() }
-    public func pause(announcing announce: () -> Void) { pause(); announce() }
 }
 
 extension PlaybackEngine: PlaybackControl {}
