@@ -2,7 +2,8 @@
 """Tonearm's web face beside Mopidy's HTTP frontend (Mopidy 3.4, JSON-RPC and its WebSocket), in one run:
 
 1. state read round trip (Tonearm `GET /api/v1/state`, Mopidy JSON-RPC `core.playback.get_state`), p50/p99 over
-   --calls calls, a new connection per call and then one kept-alive connection;
+   --calls calls, a new connection per call and then one kept-alive connection, timed by a C client
+   (Benchmarks/http-timer/round-trips.c) beside the machine's floor (Benchmarks/http-timer/answerer.c);
 2. pause/play sent over HTTP → the WebSocket frame that says so, median/p90 over --toggles toggles; for Tonearm also
    the same change's MPRIS PropertiesChanged(PlaybackStatus) on its private bus, and WS − MPRIS;
 3. --clients (100) WebSocket clients following while playing for --seconds (20), a volume change every 0.5 s: the
@@ -255,10 +256,8 @@ class Tonearm:
     def __init__(self, port):
         self.port = port
 
-    def read_state(self, conn):
-        status, _, body = conn.request("GET", "/api/v1/state")
-        if status != 200 or b'"status"' not in body:
-            raise RuntimeError(f"GET /api/v1/state answered {status}: {body[:200]!r}")
+    def state_request(self):
+        return ("GET", "/api/v1/state", None, '"status"')
 
     def state_of(self):
         return json.loads(http_once(self.port, "GET", "/api/v1/state")[2])
@@ -305,10 +304,8 @@ class Mopidy:
             raise RuntimeError(f"Mopidy {method} answered {status}: {body[:300]!r}")
         return answer["result"]
 
-    def read_state(self, conn):
-        status, _, body = conn.request("POST", "/mopidy/rpc", self.rpc_body("core.playback.get_state"))
-        if status != 200 or b'"result"' not in body:
-            raise RuntimeError(f"core.playback.get_state answered {status}: {body[:200]!r}")
+    def state_request(self):
+        return ("POST", "/mopidy/rpc", json.dumps(self.rpc_body("core.playback.get_state")), '"result"')
 
     def playing_at(self, seconds):
         return self.rpc("core.playback.get_state") == "playing" and \
@@ -419,64 +416,48 @@ def start_mopidy(root, media, port):
 
 # ---- 1. state read round trip -------------------------------------------------------------------------------------
 
+HTTP_TIMER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "http-timer")
+_timer_tools = {}
+
+
+def timer_tool(name):
+    """Benchmarks/http-timer/NAME.c, compiled once a run: the state reads are timed from C, so a figure is the server's
+    and the kernel's and not this interpreter's (python's own client added 0.1-0.2 ms a call here)."""
+    if name not in _timer_tools:
+        cc = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
+        if cc is None:
+            raise RuntimeError("web-face: no C compiler (cc, clang or gcc) to build Benchmarks/http-timer")
+        out = os.path.join(tempfile.mkdtemp(prefix="tonearm-http-timer-"), name)
+        subprocess.run([cc, "-O2", "-o", out, os.path.join(HTTP_TIMER, name + ".c"), "-lpthread"], check=True)
+        _timer_tools[name] = out
+    return _timer_tools[name]
+
+
 def round_trips(daemon, calls):
+    """State reads, p50 and p99 in ms: a new TCP connection per call, then all on one kept-alive connection."""
+    method, path, body, must = daemon.state_request()
     out = {}
-    for _ in range(20):   # untimed
-        c = SyncHTTP(daemon.port); daemon.read_state(c); c.close()
-    times = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        c = SyncHTTP(daemon.port)
-        daemon.read_state(c)
-        times.append(time.perf_counter() - t)
-        c.close()
-    out["new p50"], out["new p99"] = pct(times, 50) * 1e3, pct(times, 99) * 1e3
-    c = SyncHTTP(daemon.port)
-    for _ in range(20):
-        daemon.read_state(c)
-    times = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        daemon.read_state(c)
-        times.append(time.perf_counter() - t)
-    c.close()
-    out["kept p50"], out["kept p99"] = pct(times, 50) * 1e3, pct(times, 99) * 1e3
+    for kind in ("new", "kept"):
+        answer = subprocess.run([timer_tool("round-trips"), str(daemon.port), method, path, body or "-", kind,
+                                 str(calls), must], capture_output=True, text=True, timeout=600)
+        if answer.returncode != 0:
+            raise RuntimeError(f"{daemon.name}: {method} {path}: {answer.stderr.strip()}")
+        out[kind + " p50"], out[kind + " p99"] = (float(x) for x in answer.stdout.split())
     return out
 
 
 class Floor:
-    """The floor of a read with this client: a minimal answerer in a process of its own (Python, blocking, one fixed
-    answer the size of tonearm's state, kept-alive or not as the client asks). No server answers faster than this
-    here, so a goal below it cannot be shown with this client."""
+    """The floor of a read on this machine: Benchmarks/http-timer/answerer.c, a process of its own that writes one fixed
+    answer the size of tonearm's state (a thread per connection, kept-alive or not as the client asks), timed by the
+    same C client. No server answers faster than this here, so a goal below it cannot be shown on this machine."""
     name = "floor"
 
     def __init__(self, body_bytes):
-        self.proc = subprocess.Popen([sys.executable, "-c", r'''
-import socket, sys, threading
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 0)); s.listen(64)
-print(s.getsockname()[1], flush=True)
-body = b"x" * int(sys.argv[1])
-answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
-def serve(c):
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    data = b""
-    while True:
-        d = c.recv(65536)
-        if not d: break
-        data += d
-        while b"\r\n\r\n" in data:
-            _, data = data.split(b"\r\n\r\n", 1)
-            c.sendall(answer)
-    c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-''', str(body_bytes)], stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([timer_tool("answerer"), str(body_bytes)], stdout=subprocess.PIPE, text=True)
         self.port = int(self.proc.stdout.readline())
 
-    def read_state(self, conn):
-        status, _, body = conn.request("GET", "/api/v1/state")
-        return body
+    def state_request(self):
+        return ("GET", "/api/v1/state", None, "x")
 
     def stop(self):
         self.proc.kill(); self.proc.wait()
@@ -932,7 +913,7 @@ def report(results, o):
             met = "no peer" if ratio is None else ("met" if ratio <= 0.2 else "not met")
             floor = t.get({"new p50": "floor new p50", "kept p50": "floor kept p50"}.get(key_of.get(label), ""))
             if met == "not met" and floor is not None and 0.2 * mv < floor:
-                met = f"not met; the goal ({0.2 * mv:.3f}) is below this client's floor"
+                met = f"not met; the goal ({0.2 * mv:.3f}) is below this machine's floor"
         elif goal == "half-ms":
             goal_text = "≤ 0.5 ms"
             met = "—" if tv is None else ("met" if tv <= 0.5 else "not met")

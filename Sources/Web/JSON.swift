@@ -29,7 +29,7 @@ public indirect enum JSON: Sendable, ExpressibleByDictionaryLiteral, Expressible
     /// The UTF-8 text.
     public var bytes: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256)
+        out.reserveCapacity(1024)
         write(to: &out)
         return out
     }
@@ -74,6 +74,12 @@ public indirect enum JSON: Sendable, ExpressibleByDictionaryLiteral, Expressible
 
     static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole, not a byte at a time.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
