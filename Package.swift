@@ -20,6 +20,12 @@ let hotFunctionsFirst: [LinkerSetting] = [.unsafeFlags([
     "-Xlinker", "--no-warn-symbol-ordering",
 ], .when(configuration: .release))]
 
+/// The daemon's constants in a read-only segment (link/constants.ld: the few writable `.rodata` inputs of the static
+/// Swift libraries are set apart), so the memory trimmer can hand back their pages once used.
+let constantsReadOnly: [LinkerSetting] = [.unsafeFlags([
+    "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/link/constants.ld",
+])]
+
 let package = Package(
     name: "Tonearm",
     platforms: [.macOS(.v15)],
@@ -121,7 +127,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst),
+        ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst + constantsReadOnly),
         .executableTarget(name: "tonearm", dependencies: [
             "DBus", "Waveform", "LibraryRecord", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -562,7 +562,9 @@ final class PipelineShell: Sendable {
             // Once a second is enough for a watch measured in seconds: not after each of a buffering stream's messages.
             if ContinuousClock.now - lastStateCheck >= .seconds(1) {
                 lastStateCheck = .now
-                checkState(now: lastStateCheck)
+                if machine.withLock({ $0.checksState }) || heldStateChanges.withLock({ !$0.isEmpty }) {
+                    checkState(now: lastStateCheck)
+                }
             }
             if machine.withLock({ $0.isWatching }) {
                 let playing = tn_state_current(playbin) == GST_STATE_PLAYING && tn_state_target(playbin) == GST_STATE_PLAYING

@@ -178,6 +178,10 @@ public struct PlaybackMachine: Sendable {
         return false
     }
 
+    /// Whether the bus thread's once-a-second state check can find anything: only a running item can sit stuck, so a
+    /// stopped or finished daemon does not touch the pipeline for it.
+    public var checksState: Bool { state.running != nil }
+
     /// Whether the bus thread should wake often: a deadline or a hand-over is being watched.
     public var isWatching: Bool {
         if isPrerolling { return true }

@@ -4,7 +4,7 @@ import Logging
 import ServiceLifecycle
 
 /// Hands back memory the daemon holds but does not use: the allocator's every ten seconds, the pages of code and
-/// constants once the start is over and then every minute.
+/// constants once the start is over (the daemon gone quiet) and then every minute.
 ///
 /// glibc keeps memory freed after big messages (a 100,000-element array, a 1 MB string) in its arenas; a daemon that
 /// runs for weeks hands it back instead of keeping its high-water mark. The kernel keeps every page of code and
@@ -25,6 +25,9 @@ struct MemoryTrimmer: DaemonService {
         guard await turn.start() else { return }
         if await startOver.wait() {
             await cancelWhenGracefulShutdown {
+                // The start's tail (the faces' listeners, the first scan, the first track's set-up) runs after the
+                // engine is up: the first pass waits for the daemon to go quiet, so it hands back their code too.
+                guard await Self.untilQuiet() else { return }
                 var pass = 0
                 while true {
                     // What only the start ran (the arguments, the config, building every part) is handed back first.
@@ -35,6 +38,26 @@ struct MemoryTrimmer: DaemonService {
             }
         }
         await turn.stop()
+    }
+
+    /// Waits until the process used less than `busy` of CPU over `window`, at most `limit` windows; false when
+    /// cancelled.
+    static func untilQuiet(window: Duration = .milliseconds(250), busy: Duration = .milliseconds(10), limit: Int = 20) async -> Bool {
+        var last = processCPU()
+        for _ in 0..<limit {
+            do { try await Task.sleep(for: window) } catch { return false }
+            let now = processCPU()
+            if now - last < busy { break }
+            last = now
+        }
+        return true
+    }
+
+    /// The CPU the whole process has used (every thread's, the exited ones' included).
+    static func processCPU() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
     }
 
     /// Whether pass `n` (0: the start just over; one every `interval`) also unmaps the code and constants' pages.

@@ -60,9 +60,11 @@ public actor Player {
     var crossfadeSetLive = false
     /// Entries waiting for their source's complete metadata (`SourcePlugin.enrich`).
     let enrichments = EnrichmentQueue()
-    /// The player's own tasks (engine events, enrichment, periodic save, ticks), cancelled at shutdown.
+    /// The player's own tasks (engine events, enrichment), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
     var tickTask: Task<Void, Never>?
+    /// Saves the position once a second while playing (`followPlayingForSaves`).
+    var positionSaver: Task<Void, Never>?
     /// Set by `shutdown`: nothing is saved or announced after it.
     var isShutDown = false
     /// Where lyrics come from (nil: no lyrics), and the current track's (PlayerLyrics.swift).
@@ -173,14 +175,6 @@ public actor Player {
             }
         })
         startHistory()
-        tasks.append(Task { [weak self] in
-            // Saves the position now and then while playing, so a crash loses at most a second.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                guard let self else { return }
-                await self.saveIfPlaying()
-            }
-        })
         publish()
     }
 
@@ -192,6 +186,7 @@ public actor Player {
         engine.shutdown()
         for task in tasks { task.cancel() }
         tickTask?.cancel()
+        positionSaver?.cancel()
         for timer in streamTimers.values { timer.cancel() }
         outputState.retry?.cancel()
         stopFollowingLyrics()
@@ -302,6 +297,7 @@ public actor Player {
     /// the position basis afresh.
     func publish() {
         checkListening()
+        followPlayingForSaves()
         followLyricsTrack()
         let s = makeSnapshot()
         guard s != lastSnapshot else {

@@ -105,6 +105,24 @@ extension Player {
 
     /// Every second while playing: only the position file when nothing else changed since the last save (comparing
     /// an unchanged queue is cheap: its storage is shared), else the whole state.
+    /// Saves the position once a second while playing, so a crash loses at most a second; stopped or paused, nothing
+    /// wakes for it (every change is saved as it is made).
+    func followPlayingForSaves() {
+        guard status == .playing, !isShutDown else {
+            positionSaver?.cancel()
+            positionSaver = nil
+            return
+        }
+        guard positionSaver == nil else { return }
+        positionSaver = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard !Task.isCancelled, let self else { return }
+                await self.saveIfPlaying()
+            }
+        }
+    }
+
     func saveIfPlaying() {
         guard status == .playing else { return }
         savePositionOrState()
