@@ -27,7 +27,9 @@ struct MemoryTrimmer: DaemonService {
             await cancelWhenGracefulShutdown {
                 // The start's tail (the faces' listeners, the first scan, the first track's set-up) runs after the
                 // engine is up: the first pass waits for the daemon to go quiet, so it hands back their code too.
-                guard await Self.untilQuiet() else { return }
+                // (A test's short interval shortens the look too.)
+                let window = min(.milliseconds(250), interval)
+                guard await Self.untilQuiet(window: window, busy: window / 25) else { return }
                 var pass = 0
                 while true {
                     // What only the start ran (the arguments, the config, building every part) is handed back first.
@@ -42,7 +44,7 @@ struct MemoryTrimmer: DaemonService {
 
     /// Waits until the process used less than `busy` of CPU over `window`, at most `limit` windows; false when
     /// cancelled.
-    static func untilQuiet(window: Duration = .milliseconds(250), busy: Duration = .milliseconds(10), limit: Int = 20) async -> Bool {
+    static func untilQuiet(window: Duration, busy: Duration, limit: Int = 20) async -> Bool {
         var last = processCPU()
         for _ in 0..<limit {
             do { try await Task.sleep(for: window) } catch { return false }
