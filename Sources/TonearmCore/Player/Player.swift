@@ -297,9 +297,9 @@ public actor Player {
     /// the position basis afresh.
     func publish() {
         checkListening()
-        followPlayingForSaves()
         followLyricsTrack()
         let s = makeSnapshot()
+        defer { followPlayingForSaves() }
         guard s != lastSnapshot else {
             channel.publish(position: makeBasis())
             return

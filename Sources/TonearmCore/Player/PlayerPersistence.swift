@@ -103,29 +103,28 @@ extension Player {
         savePositionOrState()
     }
 
-    /// Every second while playing: only the position file when nothing else changed since the last save (comparing
-    /// an unchanged queue is cheap: its storage is shared), else the whole state.
     /// Saves the position once a second while playing, so a crash loses at most a second; stopped or paused, nothing
-    /// wakes for it (every change is saved as it is made).
+    /// wakes for it (every change is saved as it is made). The saver ends by itself a second after playing stops, so a
+    /// Pause or a Play does not start or end a task on its way (each would wake a thread just as the faces answer).
     func followPlayingForSaves() {
-        guard status == .playing, !isShutDown else {
-            positionSaver?.cancel()
-            positionSaver = nil
-            return
-        }
-        guard positionSaver == nil else { return }
+        guard status == .playing, !isShutDown, positionSaver == nil else { return }
         positionSaver = Task { [weak self] in
-            while !Task.isCancelled {
+            while true {
                 try? await Task.sleep(for: .seconds(1))
-                guard !Task.isCancelled, let self else { return }
-                await self.saveIfPlaying()
+                guard !Task.isCancelled, let self, await self.saveWhilePlaying() else { return }
             }
         }
     }
 
-    func saveIfPlaying() {
-        guard status == .playing else { return }
+    /// Saves while playing (only the position file when nothing else changed since the last save: comparing an
+    /// unchanged queue is cheap, its storage is shared); otherwise false, and the saver ends.
+    func saveWhilePlaying() -> Bool {
+        guard status == .playing, !isShutDown else {
+            positionSaver = nil
+            return false
+        }
         savePositionOrState()
+        return true
     }
 
     /// The position record alone when nothing else changed since the last save, else the whole state: after every
