@@ -63,11 +63,6 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .systemLibrary(
-            name: "CTagLib",
-            pkgConfig: "taglib_c",
-            providers: [.apt(["libtagc0-dev"])]
-        ),
-        .systemLibrary(
             name: "CEBUR128",
             pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]
@@ -133,7 +128,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: packedRelocations + noExportedSymbols),
         .target(name: "LocalLibrary", dependencies: [
-            "TonearmCore", "CTagLib", "TagFields",
+            "TonearmCore", "TagFields",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,3 @@
-import CTagLib
 import Foundation
 import TagFields
 import TonearmCore
@@ -32,13 +31,6 @@ enum TagReader {
         "wma", "asf", "aif", "aiff", "afc", "aifc", "wav", "wave", "ape", "mod", "s3m", "it", "xm",
     ]
 
-    /// TagLib's global settings, once: UTF-8 strings, and no global string list (so threads do not share one:
-    /// every string is released with `taglib_free` instead of `taglib_tag_free_strings`).
-    private static let setUp: Void = {
-        taglib_set_strings_unicode(1)
-        taglib_set_string_management_enabled(0)
-    }()
-
     /// What is trimmed from both ends of a tag value. Built once: `CharacterSet.union` is costly, and tags are
     /// read by the thousand in a scan.
     private static let trimmedCharacters = CharacterSet.whitespacesAndNewlines.union(.controlCharacters)
@@ -57,7 +49,6 @@ enum TagReader {
     }
 
     static func read(_ path: RawPath, size: Int) -> Outcome {
-        _ = setUp
         if size == 0 { return .failure("zero-byte file") }
         let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return .failure("cannot open: \(String(cString: strerror(errno)))") }
@@ -75,44 +66,28 @@ enum TagReader {
         }
         if let failure = container.failure { return .failure(failure) }
 
-        guard let handle = path.withCString({ taglib_file_new($0) }) else {
+        guard let read = path.withCString(TagFields.readFile) else {
             return .failure("not an audio file TagLib can read")
         }
-        defer { taglib_file_free(handle) }
-        guard taglib_file_is_valid(handle) != 0 else { return .failure("not an audio file TagLib can read") }
-
-        guard let properties = taglib_file_audioproperties(handle), taglib_audioproperties_samplerate(properties) > 0 else {
-            return .failure("not an audio file TagLib can read: no audio stream found")
-        }
-        let length = Double(taglib_audioproperties_length(properties))
-        let duration = container.duration ?? length
+        guard read.sampleRate > 0 else { return .failure("not an audio file TagLib can read: no audio stream found") }
+        let duration = container.duration ?? Double(read.lengthSeconds)
         guard duration > 0 else { return .failure("no audio: the file's length is zero") }
 
         var tags = FileTags(title: path.stem)
-        if let tag = taglib_file_tag(handle) {
-            func take(_ p: UnsafeMutablePointer<CChar>?) -> String {
-                guard let p else { return "" }
-                defer { taglib_free(p) }
-                return trimmed(String(cString: p))
-            }
-            let title = take(taglib_tag_title(tag))
-            if !title.isEmpty { tags.title = title }
-            tags.artist = take(taglib_tag_artist(tag))
-            tags.album = take(taglib_tag_album(tag))
-            let genre = take(taglib_tag_genre(tag))
-            tags.genre = genre.isEmpty ? nil : genre
-            let year = Int(taglib_tag_year(tag))
-            tags.year = year > 0 ? year : container.year
-            let track = Int(taglib_tag_track(tag))
-            tags.trackNumber = track > 0 ? track : nil
-        }
+        let title = trimmed(read.title)
+        if !title.isEmpty { tags.title = title }
+        tags.artist = trimmed(read.artist)
+        tags.album = trimmed(read.album)
+        let genre = trimmed(read.genre)
+        tags.genre = genre.isEmpty ? nil : genre
+        tags.year = read.year > 0 ? read.year : container.year
+        tags.trackNumber = read.track > 0 ? read.track : nil
         tags.albumArtist = container.albumArtist.flatMap { $0.isEmpty ? nil : $0 }
         tags.discNumber = container.discNumber
         tags.duration = duration
         tags.picture = container.picture
-        let fields = path.withCString { try? TagFields.read(String(cString: $0)) }
-        tags.loudness = fields.flatMap(TrackLoudness.init(tagFields:))
-        tags.musicBrainz = fields.flatMap(MusicBrainzIDs.init(tagFields:))
+        tags.loudness = TrackLoudness(tagFields: read.fields)
+        tags.musicBrainz = MusicBrainzIDs(tagFields: read.fields)
         return .tags(tags)
     }
 }

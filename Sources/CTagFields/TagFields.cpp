@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <taglib/fileref.h>
+#include <taglib/tfilestream.h>
 #include <taglib/id3v2tag.h>
 #include <taglib/mp4file.h>
 #include <taglib/mp4tag.h>
@@ -30,40 +31,94 @@ TagLib::MP4::Tag *mp4Tag(TagLib::File *file) {
     return mp4 == nullptr ? nullptr : mp4->tag();
 }
 
+// Every field of the file's tags, as (key, value) pairs in file order.
+std::vector<std::pair<TagLib::String, TagLib::String>> fieldPairs(TagLib::File *file) {
+    const TagLib::PropertyMap map = file->properties();
+    std::vector<std::pair<TagLib::String, TagLib::String>> pairs;
+    for (const auto &entry : map) {
+        for (const auto &value : entry.second) pairs.emplace_back(entry.first, value);
+    }
+    if (auto *tag = mp4Tag(file)) {
+        for (const auto &item : tag->itemMap()) {
+            if (!item.first.startsWith(freeform)) continue;
+            const TagLib::String key = item.first.substr(freeform.size()).upper();
+            if (map.contains(key)) continue;
+            for (const auto &value : item.second.toStringList()) pairs.emplace_back(key, value);
+        }
+    }
+    return pairs;
+}
+
+// The pairs as a C array (nullptr and 0 when there are none); false when out of memory.
+bool copyFields(const std::vector<std::pair<TagLib::String, TagLib::String>> &pairs, tonearm_tag_field **fields, size_t *count) {
+    *fields = nullptr;
+    *count = 0;
+    if (pairs.empty()) return true;
+    auto *out = static_cast<tonearm_tag_field *>(calloc(pairs.size(), sizeof(tonearm_tag_field)));
+    if (out == nullptr) return false;
+    for (size_t i = 0; i < pairs.size(); i++) {
+        out[i].key = copy(pairs[i].first);
+        out[i].value = copy(pairs[i].second);
+    }
+    *fields = out;
+    *count = pairs.size();
+    return true;
+}
+
 }
 
 extern "C" int tonearm_tag_fields_read(const char *path, tonearm_tag_field **fields, size_t *count) {
     *fields = nullptr;
     *count = 0;
     try {
-        TagLib::FileRef ref(path, false);
+        // Read-only: opened for writing, closing the file would tell every inotify watcher it was written.
+        TagLib::FileStream stream(path, true);
+        if (!stream.isOpen()) return -1;
+        TagLib::FileRef ref(&stream, false);
         if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
-        const TagLib::PropertyMap map = ref.file()->properties();
-        std::vector<std::pair<TagLib::String, TagLib::String>> pairs;
-        for (const auto &entry : map) {
-            for (const auto &value : entry.second) pairs.emplace_back(entry.first, value);
-        }
-        if (auto *tag = mp4Tag(ref.file())) {
-            for (const auto &item : tag->itemMap()) {
-                if (!item.first.startsWith(freeform)) continue;
-                const TagLib::String key = item.first.substr(freeform.size()).upper();
-                if (map.contains(key)) continue;
-                for (const auto &value : item.second.toStringList()) pairs.emplace_back(key, value);
-            }
-        }
-        if (pairs.empty()) return 0;
-        auto *out = static_cast<tonearm_tag_field *>(calloc(pairs.size(), sizeof(tonearm_tag_field)));
-        if (out == nullptr) return -1;
-        for (size_t i = 0; i < pairs.size(); i++) {
-            out[i].key = copy(pairs[i].first);
-            out[i].value = copy(pairs[i].second);
-        }
-        *fields = out;
-        *count = pairs.size();
-        return 0;
+        return copyFields(fieldPairs(ref.file()), fields, count) ? 0 : -1;
     } catch (...) {
         return -1;
     }
+}
+
+extern "C" int tonearm_tag_file_read(const char *path, tonearm_tag_file *out) {
+    *out = tonearm_tag_file{};
+    try {
+        TagLib::FileStream stream(path, true);
+        if (!stream.isOpen()) return -1;
+        TagLib::FileRef ref(&stream, true);
+        if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
+        if (const auto *properties = ref.file()->audioProperties()) {
+            out->sample_rate = properties->sampleRate();
+            out->length_seconds = properties->lengthInSeconds();
+        }
+        if (const auto *tag = ref.file()->tag()) {
+            out->title = copy(tag->title());
+            out->artist = copy(tag->artist());
+            out->album = copy(tag->album());
+            out->genre = copy(tag->genre());
+            out->year = tag->year();
+            out->track = tag->track();
+        }
+        if (!copyFields(fieldPairs(ref.file()), &out->fields, &out->field_count)) {
+            tonearm_tag_file_free(out);
+            return -1;
+        }
+        return 0;
+    } catch (...) {
+        tonearm_tag_file_free(out);
+        return -1;
+    }
+}
+
+extern "C" void tonearm_tag_file_free(tonearm_tag_file *file) {
+    free(file->title);
+    free(file->artist);
+    free(file->album);
+    free(file->genre);
+    tonearm_tag_fields_free(file->fields, file->field_count);
+    *file = tonearm_tag_file{};
 }
 
 extern "C" void tonearm_tag_fields_free(tonearm_tag_field *fields, size_t count) {
@@ -115,7 +170,9 @@ extern "C" int tonearm_tag_synced_lyrics_read(const char *path, tonearm_synced_t
     *lines = nullptr;
     *count = 0;
     try {
-        TagLib::MPEG::File file(path, false);
+        TagLib::FileStream stream(path, true);
+        if (!stream.isOpen()) return -1;
+        TagLib::MPEG::File file(&stream, TagLib::ID3v2::FrameFactory::instance(), false);
         if (!file.isValid()) return -1;
         if (!file.hasID3v2Tag()) return 0;
         std::vector<std::pair<unsigned int, TagLib::String>> found;

@@ -20,18 +20,46 @@ public enum TagFields {
         case notSaved(String)
     }
 
-    /// Every field with its values in file order, keys upper-case as TagLib gives them.
-    public static func read(_ path: String) throws(Failure) -> [String: [String]] {
-        var fields: UnsafeMutablePointer<tonearm_tag_field>?
-        var count = 0
-        guard tonearm_tag_fields_read(path, &fields, &count) == 0 else { throw .unreadable(path) }
-        defer { tonearm_tag_fields_free(fields, count) }
+    /// What the library takes from an audio file: the basic tags, the audio properties and every field.
+    public struct File: Sendable {
+        public var title = "", artist = "", album = "", genre = ""
+        /// 0 when not tagged.
+        public var year = 0, track = 0
+        /// 0 when unknown.
+        public var sampleRate = 0, lengthSeconds = 0
+        public var fields: [String: [String]] = [:]
+    }
+
+    /// Reads `path` (its bytes as they are: a file name need not be UTF-8) with one read-only open (a file opened for
+    /// writing tells every inotify watcher it was written when closed); nil when TagLib cannot read it as an audio file.
+    public static func readFile(_ path: UnsafePointer<CChar>) -> File? {
+        var file = tonearm_tag_file()
+        guard tonearm_tag_file_read(path, &file) == 0 else { return nil }
+        defer { tonearm_tag_file_free(&file) }
+        func text(_ p: UnsafeMutablePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+        var result = File(title: text(file.title), artist: text(file.artist), album: text(file.album), genre: text(file.genre),
+                          year: Int(file.year), track: Int(file.track),
+                          sampleRate: Int(file.sample_rate), lengthSeconds: Int(file.length_seconds))
+        result.fields = fields(file.fields, file.field_count)
+        return result
+    }
+
+    private static func fields(_ fields: UnsafeMutablePointer<tonearm_tag_field>?, _ count: Int) -> [String: [String]] {
         var result: [String: [String]] = [:]
         for i in 0..<count {
             guard let field = fields?[i], let key = field.key, let value = field.value else { continue }
             result[String(cString: key), default: []].append(String(cString: value))
         }
         return result
+    }
+
+    /// Every field with its values in file order, keys upper-case as TagLib gives them.
+    public static func read(_ path: String) throws(Failure) -> [String: [String]] {
+        var fields: UnsafeMutablePointer<tonearm_tag_field>?
+        var count = 0
+        guard tonearm_tag_fields_read(path, &fields, &count) == 0 else { throw .unreadable(path) }
+        defer { tonearm_tag_fields_free(fields, count) }
+        return Self.fields(fields, count)
     }
 
     /// Sets fields (an empty value removes the field) and saves the file in place.

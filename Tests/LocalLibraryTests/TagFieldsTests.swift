@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TagFields
 import TestSupport
 import Testing
@@ -34,6 +35,40 @@ import Testing
         try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: path))
         #expect(throws: TagFields.Failure.unreadable(path)) { try TagFields.read(path) }
         #expect(throws: TagFields.Failure.unreadable("/nonexistent/x.mp3")) { try TagFields.syncedLyrics("/nonexistent/x.mp3") }
+    }
+
+    @Test(arguments: [Media.Format.flac, .ogg, .mp3, .m4a])
+    func readingOpensTheFileReadOnly(_ format: Media.Format) async throws {
+        // Opened for writing, a file read for its tags would tell every inotify watcher (another player's library,
+        // a sync tool) that it was written, each time it is scanned.
+        let file = try await Media.shared.file(format, tags: [("title", "Watched")])
+        let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(watch >= 0)
+        defer { close(watch) }
+        try #require(inotify_add_watch(watch, file.path, UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) >= 0)
+
+        let read = try #require(TagFields.readFile(file.path))
+        #expect(read.sampleRate > 0 && read.lengthSeconds > 0)
+        if format != .m4a { #expect(read.title == "Watched") }
+        _ = try TagFields.read(file.path)
+        if format == .mp3 { _ = try TagFields.syncedLyrics(file.path) }
+
+        // Events are queued when the file is closed: all there by now.
+        var masks: [UInt32] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.read(watch, &buffer, buffer.count)
+            guard count > 0 else { break }
+            var at = 0
+            while at < count {
+                let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self) }
+                let nameLength = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at + 12, as: UInt32.self) }
+                masks.append(mask)
+                at += 16 + Int(nameLength)
+            }
+        }
+        #expect(masks.contains { $0 & UInt32(IN_CLOSE_NOWRITE) != 0 }, "the file was read")
+        #expect(!masks.contains { $0 & UInt32(IN_CLOSE_WRITE) != 0 }, "the file was opened for writing: \(masks)")
     }
 
     @Test func anMP3WithoutSynchronisedLyricsHasNone() async throws {

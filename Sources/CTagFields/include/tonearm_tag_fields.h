@@ -26,6 +26,26 @@ typedef struct {
 int tonearm_tag_fields_read(const char *path, tonearm_tag_field **fields, size_t *count);
 void tonearm_tag_fields_free(tonearm_tag_field *fields, size_t count);
 
+/// What the library takes from an audio file, read through one read-only open of it: the basic tags
+/// (NULL when the format has no tag), the audio properties (0 when unknown) and every field.
+typedef struct {
+    char *title;
+    char *artist;
+    char *album;
+    char *genre;
+    unsigned int year;
+    unsigned int track;
+    int sample_rate;
+    int length_seconds;
+    tonearm_tag_field *fields;
+    size_t field_count;
+} tonearm_tag_file;
+
+/// Fills `file`. Returns 0, or -1 when the file cannot be opened as an audio file TagLib knows (by its
+/// extension, then by its content). Free the result with tonearm_tag_file_free.
+int tonearm_tag_file_read(const char *path, tonearm_tag_file *file);
+void tonearm_tag_file_free(tonearm_tag_file *file);
+
 /// Sets (or, with an empty value, removes) fields and saves the file. Returns 0, -1 when the file
 /// cannot be opened, -2 when saving failed.
 int tonearm_tag_fields_write(const char *path, const char *const *keys, const char *const *values, size_t count);
