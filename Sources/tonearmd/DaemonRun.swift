@@ -13,6 +13,11 @@ extension DaemonOptions {
         // Two malloc arenas, not eight per core: a daemon with a dozen threads (GStreamer, D-Bus, tasks) otherwise
         // keeps each thread's high-water mark; measured by the reliability fuzzer (RSS +9% → +4% over 10,000 calls).
         _ = mallopt(-8 /* M_ARENA_MAX */, 2)
+        // Blocks of 128 KiB and more always mapped on their own and unmapped when freed: by default glibc raises this
+        // threshold each time such a block is freed (up to 32 MiB), after which a hostile 1 MB message or a 100,000
+        // element array stays in an arena, held there by whatever was allocated above it (a fuzzer's 1,500 calls left
+        // 3–6 MB more resident, from one run to the next).
+        _ = mallopt(-3 /* M_MMAP_THRESHOLD */, 128 * 1024)
         if measureLoudness {
             // The daemon's own loudness worker (and the benchmark's): measures FILES at idle priority, prints JSON.
             let status = LoudnessWorkerMain.run(files)
