@@ -37,7 +37,8 @@ import Testing
         #expect(throws: TagFields.Failure.unreadable("/nonexistent/x.mp3")) { try TagFields.syncedLyrics("/nonexistent/x.mp3") }
     }
 
-    @Test(arguments: [Media.Format.flac, .ogg, .mp3, .m4a])
+    // One inotify instance at a time: they are the user's (128 in all), shared with every daemon the tests run.
+    @Test(.serialized, arguments: [Media.Format.flac, .ogg, .mp3, .m4a])
     func readingOpensTheFileReadOnly(_ format: Media.Format) async throws {
         // Opened for writing, a file read for its tags would tell every inotify watcher (another player's library,
         // a sync tool) that it was written, each time it is scanned.

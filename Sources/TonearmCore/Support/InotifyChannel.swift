@@ -10,8 +10,17 @@ public struct InotifyChannel: Sendable {
     public let wakeRead: Int32
     let wakeWrite: Int32
 
-    public init() throws {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    /// Throws when no inotify descriptor can be had. Out of them (EMFILE: the user's 128 inotify instances, shared by
+    /// every process of the user, or the process's descriptors), it tries again for up to `patience`: they come back
+    /// as other programs end, and a library that cannot watch must not fail to start for a moment's shortage.
+    public init(patience: Duration = .seconds(5)) throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: patience)
+        var fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        while fd < 0, errno == EMFILE, clock.now < deadline {
+            usleep(100_000)
+            fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        }
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else {
