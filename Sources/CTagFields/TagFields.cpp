@@ -31,6 +31,21 @@ TagLib::MP4::Tag *mp4Tag(TagLib::File *file) {
     return mp4 == nullptr ? nullptr : mp4->tag();
 }
 
+// A file opened for reading its tags, read-only: opened for writing, closing it would tell every inotify watcher
+// (another player's library, a sync tool) it had been written. `file()` is null when it is not audio TagLib reads.
+struct ReadOnlyFile {
+    TagLib::FileStream stream;
+    TagLib::FileRef ref;
+
+    ReadOnlyFile(const char *path, bool audioProperties)
+        : stream(path, true), ref(stream.isOpen() ? TagLib::FileRef(&stream, audioProperties) : TagLib::FileRef()) {}
+    ReadOnlyFile(const ReadOnlyFile &) = delete;
+
+    TagLib::File *file() const {
+        return ref.isNull() || ref.file() == nullptr || !ref.file()->isValid() ? nullptr : ref.file();
+    }
+};
+
 // Every field of the file's tags, as (key, value) pairs in file order.
 std::vector<std::pair<TagLib::String, TagLib::String>> fieldPairs(TagLib::File *file) {
     const TagLib::PropertyMap map = file->properties();
@@ -71,12 +86,9 @@ extern "C" int tonearm_tag_fields_read(const char *path, tonearm_tag_field **fie
     *fields = nullptr;
     *count = 0;
     try {
-        // Read-only: opened for writing, closing the file would tell every inotify watcher it was written.
-        TagLib::FileStream stream(path, true);
-        if (!stream.isOpen()) return -1;
-        TagLib::FileRef ref(&stream, false);
-        if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
-        return copyFields(fieldPairs(ref.file()), fields, count) ? 0 : -1;
+        const ReadOnlyFile read(path, false);
+        if (read.file() == nullptr) return -1;
+        return copyFields(fieldPairs(read.file()), fields, count) ? 0 : -1;
     } catch (...) {
         return -1;
     }
@@ -85,15 +97,14 @@ extern "C" int tonearm_tag_fields_read(const char *path, tonearm_tag_field **fie
 extern "C" int tonearm_tag_file_read(const char *path, tonearm_tag_file *out) {
     *out = tonearm_tag_file{};
     try {
-        TagLib::FileStream stream(path, true);
-        if (!stream.isOpen()) return -1;
-        TagLib::FileRef ref(&stream, true);
-        if (ref.isNull() || ref.file() == nullptr || !ref.file()->isValid()) return -1;
-        if (const auto *properties = ref.file()->audioProperties()) {
+        const ReadOnlyFile read(path, true);
+        TagLib::File *file = read.file();
+        if (file == nullptr) return -1;
+        if (const auto *properties = file->audioProperties()) {
             out->sample_rate = properties->sampleRate();
             out->length_seconds = properties->lengthInSeconds();
         }
-        if (const auto *tag = ref.file()->tag()) {
+        if (const auto *tag = file->tag()) {
             out->title = copy(tag->title());
             out->artist = copy(tag->artist());
             out->album = copy(tag->album());
@@ -101,7 +112,7 @@ extern "C" int tonearm_tag_file_read(const char *path, tonearm_tag_file *out) {
             out->year = tag->year();
             out->track = tag->track();
         }
-        if (!copyFields(fieldPairs(ref.file()), &out->fields, &out->field_count)) {
+        if (!copyFields(fieldPairs(file), &out->fields, &out->field_count)) {
             tonearm_tag_file_free(out);
             return -1;
         }
@@ -170,6 +181,7 @@ extern "C" int tonearm_tag_synced_lyrics_read(const char *path, tonearm_synced_t
     *lines = nullptr;
     *count = 0;
     try {
+        // Read-only, as ReadOnlyFile; an MPEG file whatever its name says (SYLT is an ID3v2 frame).
         TagLib::FileStream stream(path, true);
         if (!stream.isOpen()) return -1;
         TagLib::MPEG::File file(&stream, TagLib::ID3v2::FrameFactory::instance(), false);

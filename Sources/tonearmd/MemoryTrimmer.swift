@@ -9,9 +9,10 @@ import ServiceLifecycle
 /// glibc keeps freed memory in its arenas (blocks of 128 KiB and more are mapped on their own and go back at once, see
 /// `DaemonRun`); a daemon that runs for weeks hands the rest back instead of keeping its high-water mark. The kernel
 /// keeps every page of code and constants the daemon ever ran mapped, and 16 pages around each one first touched: the
-/// start, a library scan or a face's first use leave 10–15 MiB mapped of which playback runs about 2. Those pages are unmapped (they stay in the
-/// page cache); what runs again is mapped back by a minor fault. A pass and the faults after it cost about 4 ms of CPU:
-/// every ten seconds that would be a tenth of what playback costs, once a minute it is a fiftieth.
+/// start, a library scan or a face's first use leave 10–15 MiB mapped of which playback runs about 2. Those pages are
+/// unmapped (they stay in the page cache); what runs again is mapped back by a minor fault. A pass and the faults
+/// after it cost about 4 ms of CPU: every ten seconds that would be a tenth of what playback costs, once a minute a
+/// fiftieth.
 struct MemoryTrimmer: DaemonService {
     let turn: StartTurn
     /// The start is over once this is reached too (GStreamer's set-up).
