@@ -184,7 +184,14 @@ import Testing
         #expect(try await d.get(Daemon.tonearm, "Output").stringValue == "snap")
         #expect(try await d.trackID() == track)
         #expect(try await d.position() >= heldAt, "it plays on from where it was held")
-        try await d.waitFor("audio at the client after the restart") { Snapcast.samples(client).contains { $0 != 0 } }
+        try await waitUntil("audio at the client after the restart", timeout: .seconds(45),
+                            detail: "daemon log:\n\(d.log.suffix(3000))\nsnapserver's log\n\(snap.serverLog.suffix(3000))\n"
+                                + "snapclient's log\n\(snap.clientLog("room").suffix(4000))") {
+            if let status = try snap.restartIfDead("room") {
+                print("snapclient room ended (status \(status)) while it reconnected, a crash of its own: started again")
+            }
+            return Snapcast.samples(client).contains { $0 != 0 }
+        }
         let doctorAgain = try await Self.doctor(d, "output snap")
         #expect(doctorAgain["verdict"] as? String == "ok", "\(doctorAgain)")
         _ = await d.terminate()
