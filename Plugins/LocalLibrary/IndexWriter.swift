@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import GRDB
 // SQLite's C API, which GRDB is built on: rows are bound straight to the prepared statement (see `RowBinder`).
 import GRDBSQLite

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import GRDB
 import Logging
 import Synchronization

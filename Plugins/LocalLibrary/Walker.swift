@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 
 /// A candidate audio file found by a walk.
 struct FoundFile: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import Glibc
 import Synchronization
 import TonearmCore

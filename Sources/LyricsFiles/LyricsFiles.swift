@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import Lyrics
+import RawPaths
 import TagFields
 
 /// Lyrics of an audio file found beside it or inside it, in this order: a `.lrc` file with the same base name,
@@ -10,14 +12,20 @@ public enum LyricsFiles {
 
     /// The lyrics of the file at `path`; nil when no source has any. Reads files: call it off any latency-critical path.
     public static func find(_ path: String) -> Lyrics? {
-        if let lrc = sidecar(of: path), let bytes = read(lrc), let lyrics = LRCParser.parse(LegacyText.decode(bytes)), !lyrics.isEmpty {
+        find(RawPath(path))
+    }
+
+    /// The lyrics of the file at `path` (its bytes: a name need not be UTF-8); nil when no source has any.
+    public static func find(_ path: RawPath) -> Lyrics? {
+        if let lrc = sidecar(of: path), let bytes = lrc.contents(limit: sidecarLimit),
+           let lyrics = LRCParser.parse(LegacyText.decode(bytes)), !lyrics.isEmpty {
             return lyrics
         }
-        if let synced = try? TagFields.syncedLyrics(path), !synced.isEmpty {
+        if let synced = path.withCString({ TagFields.syncedLyrics($0) }), !synced.isEmpty {
             let lyrics = Lyrics(lines: syltLines(synced.map { (Int64($0.milliseconds) * 1000, $0.text) }), source: .sylt)
             if !lyrics.isEmpty { return lyrics }
         }
-        if let tag = (try? TagFields.read(path))?["LYRICS"]?.first(where: { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
+        if let tag = path.withCString({ TagFields.read($0) })?["LYRICS"]?.first(where: { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
             let lyrics = LRCParser.hasTimestamps(tag) ? LRCParser.parse(tag, source: .tag) : Lyrics(plainText: tag, source: .tag)
             if let lyrics, !lyrics.isEmpty { return lyrics }
         }
@@ -38,30 +46,60 @@ public enum LyricsFiles {
 
     /// The `.lrc` file beside `path` with its base name: `Song.lrc` first, else one whose name differs only in case
     /// (`song.LRC`), the first in name order.
-    public static func sidecar(of path: String) -> URL? {
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent()
-        let base = url.deletingPathExtension().lastPathComponent
-        let exact = folder.appendingPathComponent(base + ".lrc")
-        if isFile(exact.path) { return exact }
-        let wanted = (base + ".lrc").lowercased()
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return nil }
-        for name in names.sorted() where name.lowercased() == wanted {
-            let candidate = folder.appendingPathComponent(name)
-            if isFile(candidate.path) { return candidate }
+    public static func sidecar(of path: RawPath) -> RawPath? {
+        let folder = path.parent
+        let wanted = path.baseName + Array(".lrc".utf8)
+        let exact = folder.appending(wanted)
+        if exact.isFile { return exact }
+        let folded = caseFolded(wanted)
+        for name in folder.names() where caseFolded(name) == folded {
+            let candidate = folder.appending(name)
+            if candidate.isFile { return candidate }
         }
         return nil
     }
 
-    private static func isFile(_ path: String) -> Bool {
+    /// A name to compare without case: as text when it is UTF-8 (`É` matches `é`), else its ASCII letters only.
+    static func caseFolded(_ name: [UInt8]) -> [UInt8] {
+        if let text = String(validating: name, as: UTF8.self) { return Array(text.lowercased().utf8) }
+        return name.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
+    }
+}
+
+/// What the lyrics finder reads of the file system, by the path's bytes.
+extension RawPath {
+    /// Whether a regular file is there.
+    var isFile: Bool {
         var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        return withCString { stat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    private static func read(_ url: URL) -> [UInt8]? {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: sidecarLimit + 1), data.count <= sidecarLimit else { return nil }
-        return [UInt8](data)
+    /// The names in this folder, in byte order; empty when it cannot be read.
+    func names() -> [[UInt8]] {
+        guard let folder = withCString({ opendir($0) }) else { return [] }
+        defer { closedir(folder) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name != Array(".".utf8), name != Array("..".utf8) { names.append(name) }
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The file's bytes; nil when it cannot be read or holds more than `limit`.
+    func contents(limit: Int) -> [UInt8]? {
+        let fd = withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { return result }
+            result += chunk[..<n]
+            if result.count > limit { return nil }
+        }
     }
 }

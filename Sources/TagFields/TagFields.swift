@@ -55,9 +55,15 @@ public enum TagFields {
 
     /// Every field with its values in file order, keys upper-case as TagLib gives them.
     public static func read(_ path: String) throws(Failure) -> [String: [String]] {
+        guard let fields = path.withCString({ read($0) }) else { throw .unreadable(path) }
+        return fields
+    }
+
+    /// `read` of a path given as its bytes (a file name need not be UTF-8); nil when TagLib cannot read it.
+    public static func read(_ path: UnsafePointer<CChar>) -> [String: [String]]? {
         var fields: UnsafeMutablePointer<tonearm_tag_field>?
         var count = 0
-        guard tonearm_tag_fields_read(path, &fields, &count) == 0 else { throw .unreadable(path) }
+        guard tonearm_tag_fields_read(path, &fields, &count) == 0 else { return nil }
         defer { tonearm_tag_fields_free(fields, count) }
         return Self.fields(fields, count)
     }
@@ -84,9 +90,15 @@ public enum TagFields {
 
     /// ID3v2 SYLT lines of an MPEG file, in file order; empty when there are none.
     public static func syncedLyrics(_ path: String) throws(Failure) -> [SyncedText] {
+        guard let lines = path.withCString({ syncedLyrics($0) }) else { throw .unreadable(path) }
+        return lines
+    }
+
+    /// `syncedLyrics` of a path given as its bytes (a file name need not be UTF-8); nil when TagLib cannot read it.
+    public static func syncedLyrics(_ path: UnsafePointer<CChar>) -> [SyncedText]? {
         var lines: UnsafeMutablePointer<tonearm_synced_text>?
         var count = 0
-        guard tonearm_tag_synced_lyrics_read(path, &lines, &count) == 0 else { throw .unreadable(path) }
+        guard tonearm_tag_synced_lyrics_read(path, &lines, &count) == 0 else { return nil }
         defer { tonearm_tag_synced_lyrics_free(lines, count) }
         return (0..<count).compactMap { i in
             guard let line = lines?[i], let text = line.text else { return nil }

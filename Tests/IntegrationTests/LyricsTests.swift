@@ -1,6 +1,7 @@
 import DBus
 import DaemonHarness
 import Foundation
+import RawPaths
 import TagFields
 import TestSupport
 import Testing
@@ -142,6 +143,33 @@ import Testing
         }
         #expect(try await Self.lines(d).isEmpty)
         #expect(try await d.metadata()["xesam:asText"] == nil)
+    }
+
+    /// A track whose name is not UTF-8 (a Latin-1 `é`, as old rips have) finds the `.lrc` beside it: Foundation's
+    /// `URL.path` is empty for its URI, so the daemon reads the URI's own bytes.
+    @Test func aTrackNamedInLatin1FindsItsLyricsFile() async throws {
+        let d = try Daemon()
+        let made = try d.sine("made.wav", seconds: 6)
+        let folder = RawPath(d.media.url.path)
+        let song = folder.appending(Array("caf".utf8) + [0xE9] + Array(".wav".utf8))
+        let lrc = folder.appending(Array("caf".utf8) + [0xE9] + Array(".lrc".utf8))
+        try #require(RawPath(made).withCString { from in song.withCString { rename(from, $0) } } == 0)
+        let fd = lrc.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        try #require(fd >= 0)
+        _ = Array("[00:01.00]Un\n[00:03.00]Deux\n".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        // Foundation cannot remove what it cannot name.
+        defer { for path in [song, lrc] { _ = path.withCString { unlink($0) } } }
+        try await d.start()
+        let uri = Daemon.uri(d.media.url.path) + "/caf%E9.wav"
+        _ = try await d.call(Daemon.tonearm, "ReplaceQueue", [.stringArray([uri]), .bool(true)])
+        try await d.waitFor("lyrics from the .lrc beside caf%E9.wav") {
+            let url = try await d.metadata()["xesam:url"]?.stringValue
+            let found = try await d.get(Daemon.tonearm, "LyricsSource").stringValue
+            return url == uri && found == "lrc"
+        }
+        #expect(try await Self.lines(d) == [Line(1_000_000, "Un", []), Line(3_000_000, "Deux", [])])
+        #expect(try await d.status() == "Playing")
     }
 
     /// The lines of the clock test: one every 2 s from 1 s.

@@ -1,6 +1,7 @@
 import DBus
 import DaemonHarness
 import Foundation
+import RawPaths
 import TestSupport
 import Testing
 import Waveform
@@ -45,6 +46,19 @@ import Waveform
         for x in 20..<40 {
             #expect(p.min[x] == Int16((x - 20) * 1024) && p.max[x] == Int16((x - 19) * 1024 - 1), "ramp at \(x)")
         }
+    }
+
+    /// A file whose name is not UTF-8 (a Latin-1 `é`) is drawn by its URI, which Foundation's `URL.path` cannot name.
+    @Test func aFileNamedInLatin1IsDrawnByItsURI() async throws {
+        let d = try Daemon()
+        let made = try Self.shapes(d)
+        let song = RawPath(d.media.url.path).appending(Array("caf".utf8) + [0xE9] + Array(".wav".utf8))
+        try #require(RawPath(made).withCString { from in song.withCString { rename(from, $0) } } == 0)
+        // Foundation cannot remove what it cannot name.
+        defer { _ = song.withCString { unlink($0) } }
+        #expect(song.uri.hasSuffix("/caf%E9.wav"))
+        try await d.start()
+        expectShapes(try await waveform(d, song.uri, width: 40))
     }
 
     @Test func peaksOfAGeneratedSignalAreAtTheRightPixelsForEveryKindOfTarget() async throws {

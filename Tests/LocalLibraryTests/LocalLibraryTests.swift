@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import TestSupport
 import Testing
 import TonearmCore

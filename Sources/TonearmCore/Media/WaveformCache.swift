@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import Waveform
 
 /// Fine waveform peaks on disk, one file per content key, in `folder` (`$XDG_CACHE_HOME/tonearm/waveforms`). An
@@ -15,9 +16,17 @@ public struct WaveformCache: Sendable {
     /// windows of 4 KiB spread between them. A retagged, re-encoded or edited file changes it; a copy or a moved
     /// file keeps it. Nil when the file cannot be read.
     public static func contentKey(path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let size = try? handle.seekToEnd() else { return nil }
+        contentKey(path: RawPath(path))
+    }
+
+    /// `contentKey` of a path given as its bytes (a name need not be UTF-8).
+    public static func contentKey(path: RawPath) -> String? {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let size = UInt64(info.st_size)
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         func mix<S: Sequence<UInt8>>(_ bytes: S) {
             for byte in bytes {
@@ -30,9 +39,18 @@ public struct WaveformCache: Sendable {
         var windows: [(UInt64, Int)] = [(0, 65_536)]
         for i in 1...16 { windows.append((size * UInt64(i) / 17, 4096)) }
         windows.append((size > 65_536 ? size - 65_536 : 0, 65_536))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
         for (offset, length) in windows {
-            guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.read(upToCount: length) else { return nil }
-            mix(data)
+            // As much of the window as the file holds (the reads the key was defined by stop at its end too).
+            var got = 0
+            while got < length {
+                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, length - got, off_t(offset) + off_t(got)) }
+                if n < 0, errno == EINTR { continue }
+                guard n >= 0 else { return nil }
+                if n == 0 { break }
+                got += n
+            }
+            mix(buffer[..<got])
         }
         return String(hash, radix: 16)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import Logging
 import Waveform
 
@@ -42,18 +43,19 @@ public actor WaveformService {
         return try await peaks(file: path).resampled(width: width)
     }
 
-    /// The fine peaks of the local file at `path`, from the cache when its content was seen before.
-    public func peaks(file path: String) async throws -> WaveformPeaks {
-        try Self.checkFile(path)
+    /// The fine peaks of the local file at `file`, from the cache when its content was seen before.
+    public func peaks(file: RawPath) async throws -> WaveformPeaks {
+        try Self.checkFile(file)
         let cache = self.cache
-        guard let key = try await Self.queue.run({ WaveformCache.contentKey(path: path) }) else {
+        let path = file.string
+        guard let key = try await Self.queue.run({ WaveformCache.contentKey(path: file) }) else {
             throw TonearmError.notReadable(path)
         }
         if let task = running[key] { return try await task.value }
         let task = Task<WaveformPeaks, any Error> { [media, timeout, logger] in
             if let cached = try await Self.queue.run({ cache.load(key) }) { return cached }
             decodes += 1
-            let uri = URL(fileURLWithPath: path).absoluteString
+            let uri = file.uri
             let started = ContinuousClock.now
             let peaks: WaveformPeaks
             do {
@@ -77,7 +79,7 @@ public actor WaveformService {
     }
 
     /// The local file a target names.
-    static func file(for target: String, player: Player) async throws -> String {
+    static func file(for target: String, player: Player) async throws -> RawPath {
         let published = player.state.snapshot
         if target.isEmpty {
             guard let current = published.current else {
@@ -90,27 +92,29 @@ public actor WaveformService {
             guard let track = published.tracks.first(where: { $0.id == id }) else { throw TonearmError.noSuchTrack(target) }
             return try localPath(track.uri)
         }
-        if target.hasPrefix("/") { return target }
         return try localPath(target)
     }
 
-    /// The path of a file:// URI; other schemes are refused (a stream has no end to draw).
-    static func localPath(_ uri: String) throws -> String {
-        if uri.hasPrefix("/") { return uri }
+    /// The path of a file:// URI (its bytes: a name need not be UTF-8) or an absolute path; other schemes are refused
+    /// (a stream has no end to draw).
+    static func localPath(_ uri: String) throws -> RawPath {
+        if uri.hasPrefix("/") { return RawPath(uri) }
         guard let url = URL(string: uri), url.isFileURL else {
             if uri.hasPrefix("file:") { throw TonearmError(.invalidUri, "not a valid file URI: \(uri)") }
             throw TonearmError.unsupportedScheme(uri)
         }
-        return url.path
+        guard let path = RawPath(fileURL: url) else { throw TonearmError(.invalidUri, "not a valid file URI: \(uri)") }
+        return path
     }
 
     /// Cheap checks first, for the clearest error.
-    static func checkFile(_ path: String) throws {
+    static func checkFile(_ file: RawPath) throws {
+        let path = file.string
         var info = stat()
-        guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
+        guard file.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
-        guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
-        if let reason = Truncation.reason(path) { throw TonearmError(.truncated, "cannot draw \(path): \(reason)") }
+        guard file.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path) }
+        if let reason = Truncation.reason(file) { throw TonearmError(.truncated, "cannot draw \(path): \(reason)") }
     }
 
     /// A decoder's error as one a person can act on.

@@ -1,5 +1,6 @@
 import Foundation
 import Playback
+import RawPaths
 
 /// The plain source: local files by path or file:// URI.
 public struct FileSource: SourcePlugin {
@@ -17,14 +18,16 @@ public struct FileSource: SourcePlugin {
     public func canResolve(_ uri: URL) -> Bool { uri.isFileURL }
 
     public func resolve(_ uri: URL) async throws -> TrackMetadata {
-        let path = uri.path
+        // The URI's own bytes: a name that is not UTF-8 (Latin-1, from an old rip) has no `URL.path`.
+        guard let file = RawPath(fileURL: uri) else { throw TonearmError(.invalidUri, "not a valid file URI: \(uri.absoluteString)") }
+        let path = file.string
         var info = stat()
-        guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
+        guard file.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
-        guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
+        guard file.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path) }
         // GStreamer plays a cut-off WAV or AIFF as a shorter file without a word; its header tells.
-        if let reason = Truncation.reason(path) { throw TonearmError(.truncated, "cannot play \(path): \(reason)") }
-        let name = uri.deletingPathExtension().lastPathComponent
+        if let reason = Truncation.reason(file) { throw TonearmError(.truncated, "cannot play \(path): \(reason)") }
+        let name = file.stem
         let plain = TrackMetadata(url: uri.absoluteString, title: name)
         guard let quickTags else { return plain }
         var tagged = await quickTags(plain)
@@ -47,7 +50,8 @@ public struct FileSource: SourcePlugin {
     public func verify(_ uri: URL) async throws {
         let problem = try await FileSource.checkQueue.run { MediaPrecheck.check(uri.absoluteString, typefind: true) }
         if let problem {
-            throw TonearmError(.unsupportedType, "not a playable audio file: \(uri.path) (\(problem.message))")
+            let path = RawPath(fileURL: uri)?.string ?? uri.absoluteString
+            throw TonearmError(.unsupportedType, "not a playable audio file: \(path) (\(problem.message))")
         }
     }
 

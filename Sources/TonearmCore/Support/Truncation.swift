@@ -1,15 +1,31 @@
 import Foundation
+import RawPaths
 
 /// Sizes that RIFF (WAV) and IFF (AIFF) headers promise, checked against the file: a transfer that broke off
 /// leaves a header announcing more than is there, which GStreamer quietly plays as a shorter file.
 public enum Truncation {
     /// Why the file is truncated, or nil when its header and size agree (or it is neither WAV nor AIFF).
     public static func reason(_ path: String) -> String? {
+        reason(RawPath(path))
+    }
+
+    /// `reason` for a path given as its bytes (a name need not be UTF-8).
+    public static func reason(_ path: RawPath) -> String? {
         var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        guard path.withCString({ lstat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
         let size = Int64(info.st_size)
-        defer { try? handle.close() }
-        let head = [UInt8]((try? handle.read(upToCount: 65_536)) ?? Data())
+        var head = [UInt8](repeating: 0, count: 65_536)
+        var got = 0
+        while got < head.count {
+            let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        head.removeSubrange(got...)
         guard head.count >= 12 else { return nil }
         let tag = String(decoding: head[0..<4], as: UTF8.self)
         let form = String(decoding: head[8..<12], as: UTF8.self)

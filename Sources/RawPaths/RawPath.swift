@@ -1,26 +1,36 @@
 import Foundation
 
-/// A file system path as the kernel sees it: bytes, which need not be UTF-8.
-struct RawPath: Hashable, Sendable, Comparable {
-    var bytes: [UInt8]
+/// A file system path as the kernel sees it: bytes, which need not be UTF-8. A name that is not UTF-8 (`caf\xE9.mp3`,
+/// from an old rip) has no `String` and no Foundation `URL.path` (that of `file:///caf%E9.mp3` is empty): the library,
+/// the file source and the lyrics finder name files by this.
+public struct RawPath: Hashable, Sendable, Comparable {
+    /// The path's bytes, without a terminating NUL.
+    public var bytes: [UInt8]
 
-    init(bytes: [UInt8]) {
+    /// A path of these bytes (a trailing slash dropped).
+    public init(bytes: [UInt8]) {
         // No trailing slash (except the root), so that prefixes compare by whole components.
         var b = bytes
         while b.count > 1 && b.last == UInt8(ascii: "/") { b.removeLast() }
         self.bytes = b
     }
 
-    init(_ string: String) { self.init(bytes: Array(string.utf8)) }
+    /// A path given as text.
+    public init(_ string: String) { self.init(bytes: Array(string.utf8)) }
 
-    /// The path of a file URL, decoding percent escapes to bytes (so non-UTF-8 names survive).
-    init?(fileURL url: URL) {
+    /// The path of a file URL, decoding percent escapes to bytes (so non-UTF-8 names survive); nil for another URL or
+    /// one whose path holds a NUL byte (no file is named so; cut there, it would name another).
+    public init?(fileURL url: URL) {
         guard url.isFileURL else { return nil }
         let text = url.absoluteString
-        guard let schemeEnd = text.range(of: "file://") else { return nil }
-        var rest = text[schemeEnd.upperBound...]
-        // file://localhost/path and file:///path
-        if let slash = rest.firstIndex(of: "/") { rest = rest[slash...] } else { return nil }
+        // The scheme in any case; file://localhost/path, file:///path and file:/path.
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        var rest = text[text.index(after: colon)...]
+        if rest.hasPrefix("//") {
+            guard let slash = rest.dropFirst(2).firstIndex(of: "/") else { return nil }
+            rest = rest[slash...]
+        }
+        guard rest.hasPrefix("/") else { return nil }
         if let q = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<q] }
         let utf8 = Array(rest.utf8)
         var out: [UInt8] = []
@@ -36,18 +46,20 @@ struct RawPath: Hashable, Sendable, Comparable {
                 i += 1
             }
         }
+        guard !out.contains(0) else { return nil }
         self.init(bytes: Self.normalized(out))
     }
 
-    static func < (a: RawPath, b: RawPath) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+    public static func < (a: RawPath, b: RawPath) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 
     /// For people: invalid UTF-8 shows as U+FFFD.
-    var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
 
-    var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
+    /// Whether the bytes are UTF-8 (the path has a `String` of its own).
+    public var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
 
     /// file:// URI, every byte outside the unreserved set (and `/`) percent-encoded.
-    var uri: String {
+    public var uri: String {
         // Written straight into the string's storage, sized exactly (a scan keeps one for each file it sees).
         let prefix: StaticString = "file://"
         var length = prefix.utf8CodeUnitCount
@@ -87,48 +99,52 @@ struct RawPath: Hashable, Sendable, Comparable {
         }
     }
 
-    func appending(_ name: [UInt8]) -> RawPath {
+    /// `name` inside this folder.
+    public func appending(_ name: [UInt8]) -> RawPath {
         var b = bytes
         if b.last != UInt8(ascii: "/") { b.append(UInt8(ascii: "/")) }
         b += name
         return RawPath(bytes: b)
     }
 
-    var lastComponent: [UInt8] {
+    /// The last component's bytes.
+    public var lastComponent: [UInt8] {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }
         return Array(bytes[(slash + 1)...])
     }
 
-    var parent: RawPath {
+    /// The folder holding the last component.
+    public var parent: RawPath {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return self }
         return RawPath(bytes: slash == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<slash]))
     }
 
     /// Whether `self` is `other` or inside it.
-    func isWithin(_ other: RawPath) -> Bool {
+    public func isWithin(_ other: RawPath) -> Bool {
         if bytes == other.bytes { return true }
         if other.bytes == [UInt8(ascii: "/")] { return bytes.first == UInt8(ascii: "/") }
         return bytes.count > other.bytes.count && bytes.starts(with: other.bytes) && bytes[other.bytes.count] == UInt8(ascii: "/")
     }
 
     /// The extension of the last component, lowercased ASCII ("" when none).
-    var lowercasedExtension: String {
+    public var lowercasedExtension: String {
         let name = lastComponent
         guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return "" }
         return String(decoding: name[(dot + 1)...], as: UTF8.self).lowercased()
     }
 
     /// The file name without its extension, for a title.
-    var stem: String {
+    public var stem: String { String(decoding: baseName, as: UTF8.self) }
+
+    /// The last component's bytes without its extension (a leading dot starts none).
+    public var baseName: [UInt8] {
         let name = lastComponent
-        if let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
-            return String(decoding: name[..<dot], as: UTF8.self)
-        }
-        return String(decoding: name, as: UTF8.self)
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return name }
+        return Array(name[..<dot])
     }
 
     /// Calls `body` with a NUL-terminated C string of the path.
-    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+    public func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
         var zero = bytes
         zero.append(0)
         return try zero.withUnsafeBufferPointer { buffer in
@@ -137,7 +153,7 @@ struct RawPath: Hashable, Sendable, Comparable {
     }
 
     /// Removes `.` components, repeated slashes and a trailing slash (not `..`: symlinks make it ambiguous).
-    static func normalized(_ bytes: [UInt8]) -> [UInt8] {
+    public static func normalized(_ bytes: [UInt8]) -> [UInt8] {
         let absolute = bytes.first == UInt8(ascii: "/")
         let parts = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).filter { !($0.count == 1 && $0.first == UInt8(ascii: ".")) }
         var out: [UInt8] = absolute ? [UInt8(ascii: "/")] : []
