@@ -21,8 +21,10 @@ let hotFunctionsFirst: [LinkerSetting] = [.unsafeFlags([
 ], .when(configuration: .release))]
 
 /// The daemon's constants in a read-only segment (link/constants.ld: the few writable `.rodata` inputs of the static
-/// Swift libraries are set apart), so the memory trimmer can hand back their pages once used.
-let constantsReadOnly: [LinkerSetting] = [.unsafeFlags([
+/// Swift libraries are set apart), so the memory trimmer can hand back their pages once used. Valgrind 3.19's loader
+/// crashes on that layout (an internal SIGSEGV before the first instruction), so scripts/hot-functions, which profiles
+/// under callgrind, links without it (TONEARM_LINK_FOR_VALGRIND): which functions run does not depend on it.
+let constantsReadOnly: [LinkerSetting] = Context.environment["TONEARM_LINK_FOR_VALGRIND"] != nil ? [] : [.unsafeFlags([
     "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/link/constants.ld",
 ])]
 
