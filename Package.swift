@@ -127,7 +127,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst + constantsReadOnly),
         .executableTarget(name: "tonearm", dependencies: [
-            "DBus", "Waveform", "LibraryRecord", "CLinux",
+            "DBus", "Waveform", "LibraryRecord", "RawPaths", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: packedRelocations + noExportedSymbols),
         .target(name: "LocalLibrary", dependencies: [

@@ -173,3 +173,18 @@ public struct RawPath: Hashable, Sendable, Comparable {
         }
     }
 }
+
+extension RawPath {
+    /// The bytes this process was given for `argument`: Swift's `CommandLine.arguments` puts U+FFFD in place of bytes
+    /// that are not UTF-8 (a Latin-1 file name a shell completed), C's `argv` keeps them. The argument's UTF-8 when no
+    /// such entry of `argv` reads as it.
+    public static func commandLineBytes(of argument: String) -> [UInt8] {
+        guard argument.unicodeScalars.contains("\u{FFFD}") else { return Array(argument.utf8) }
+        for index in 0..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+            if String(validating: bytes, as: UTF8.self) == nil, String(decoding: bytes, as: UTF8.self) == argument { return bytes }
+        }
+        return Array(argument.utf8)
+    }
+}

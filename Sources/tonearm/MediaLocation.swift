@@ -1,20 +1,22 @@
 import Glibc
+import RawPaths
 
 /// Turns `play` arguments (paths or URIs) into the URIs the daemon takes.
 enum MediaLocation {
     /// The URI for one command-line argument: an existing local path becomes an
     /// absolute, percent-encoded `file://` URI; anything else that looks like a URI
     /// (`scheme:…`) is passed on as it is; any other argument is a bad argument.
-    static func uri(for argument: String, workingDirectory: String) throws -> String {
+    static func uri(for argument: String, workingDirectory: [UInt8]) throws -> String {
         if argument.isEmpty {
             throw CLIFailure.badArgument("an empty argument is neither a file nor a URI")
         }
-        let path = absolutePath(argument, relativeTo: workingDirectory)
-        if exists(path) {
-            guard access(path, R_OK) == 0 else {
+        // The bytes the shell gave: a name that is not UTF-8 (Latin-1, from an old rip) has none of its own in Swift.
+        let path = RawPath(bytes: absolutePath(RawPath.commandLineBytes(of: argument), relativeTo: workingDirectory))
+        if path.withCString({ exists($0) }) {
+            guard path.withCString({ access($0, R_OK) }) == 0 else {
                 throw CLIFailure.badArgument("cannot read \(argument): \(String(cString: strerror(errno)))")
             }
-            return fileURI(forAbsolutePath: path)
+            return fileURI(forAbsolutePath: path.bytes)
         }
         if looksLikeURI(argument) {
             return argument
@@ -24,7 +26,7 @@ enum MediaLocation {
 
     /// The URIs for all `arguments`; every bad one is reported, then the first is thrown.
     static func uris(for arguments: [String]) throws -> [String] {
-        let cwd = workingDirectory()
+        let cwd = workingDirectoryBytes()
         var uris: [String] = []
         var failures: [CLIFailure] = []
         for argument in arguments {
@@ -54,25 +56,36 @@ enum MediaLocation {
     /// `path` made absolute against `base`, with `.`, `..` and repeated slashes
     /// removed lexically (symbolic links are left as they are).
     static func absolutePath(_ path: String, relativeTo base: String) -> String {
-        let joined = path.hasPrefix("/") ? path : base + "/" + path
-        var components: [Substring] = []
-        for component in joined.split(separator: "/", omittingEmptySubsequences: true) {
-            switch component {
-            case ".": continue
-            case "..": if !components.isEmpty { components.removeLast() }
+        String(decoding: absolutePath(Array(path.utf8), relativeTo: Array(base.utf8)), as: UTF8.self)
+    }
+
+    /// `absolutePath` of a path's bytes.
+    static func absolutePath(_ path: [UInt8], relativeTo base: [UInt8]) -> [UInt8] {
+        let slash = UInt8(ascii: "/")
+        let joined = path.first == slash ? path : base + [slash] + path
+        var components: [ArraySlice<UInt8>] = []
+        for component in joined.split(separator: slash, omittingEmptySubsequences: true) {
+            switch component.count {
+            case 1 where component.first == UInt8(ascii: "."): continue
+            case 2 where component.allSatisfy({ $0 == UInt8(ascii: ".") }): if !components.isEmpty { components.removeLast() }
             default: components.append(component)
             }
         }
-        return "/" + components.joined(separator: "/")
+        return [slash] + Array(components.joined(separator: [slash]))
     }
 
     /// `file://` + the path, percent-encoded byte by byte (UTF-8), keeping what
     /// RFC 3986 allows unencoded in a path (as GLib's g_filename_to_uri does).
     static func fileURI(forAbsolutePath path: String) -> String {
+        fileURI(forAbsolutePath: Array(path.utf8))
+    }
+
+    /// `fileURI` of a path's bytes (which need not be UTF-8).
+    static func fileURI(forAbsolutePath path: [UInt8]) -> String {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/".utf8)
         let hex = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = Array("file://".utf8)
-        for byte in path.utf8 {
+        for byte in path {
             if allowed.contains(byte) {
                 encoded.append(byte)
             } else {
@@ -113,25 +126,33 @@ enum MediaLocation {
     /// The working directory as the shell names it ($PWD when it is the same
     /// directory as getcwd's, so symlinked folders keep their names).
     static func workingDirectory() -> String {
-        var physical = "/"
+        String(decoding: workingDirectoryBytes(), as: UTF8.self)
+    }
+
+    /// `workingDirectory` as its bytes (a folder's name need not be UTF-8).
+    static func workingDirectoryBytes() -> [UInt8] {
+        func bytes(_ pointer: UnsafePointer<CChar>) -> [UInt8] {
+            Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+        }
+        var physical: [UInt8] = [UInt8(ascii: "/")]
         if let cwd = getcwd(nil, 0) {
-            physical = String(cString: cwd)
+            physical = bytes(cwd)
             free(cwd)
         }
-        if let pwd = getenv("PWD").map({ String(cString: $0) }), pwd.hasPrefix("/"),
-           sameFile(pwd, physical)
+        if let variable = getenv("PWD") as UnsafeMutablePointer<CChar>?, case let pwd = bytes(variable), pwd.first == UInt8(ascii: "/"),
+           RawPath(bytes: pwd).withCString({ a in RawPath(bytes: physical).withCString { sameFile(a, $0) } })
         {
             return pwd
         }
         return physical
     }
 
-    private static func exists(_ path: String) -> Bool {
+    private static func exists(_ path: UnsafePointer<CChar>) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
+    private static func sameFile(_ a: UnsafePointer<CChar>, _ b: UnsafePointer<CChar>) -> Bool {
         var first = stat()
         var second = stat()
         guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }

@@ -92,7 +92,7 @@ struct WaveformCommand: AsyncParsableCommand {
         switch target {
         case "current", "": wanted = ""
         case let id where id.hasPrefix("/org/"): wanted = id
-        default: wanted = try MediaLocation.uri(for: target, workingDirectory: MediaLocation.workingDirectory())
+        default: wanted = try MediaLocation.uri(for: target, workingDirectory: MediaLocation.workingDirectoryBytes())
         }
         let client = try await PlayerClient.connectToRunningDaemon()
         var fetched: [Int: WaveformPeaks] = [:]

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import DaemonHarness
+import RawPaths
 import TestSupport
 import Testing
 
@@ -46,6 +47,31 @@ import Testing
         #expect(try await d.tonearm("play", "/no/such/file.ogg").status == 2)
         _ = try await d.call("org.mpris.MediaPlayer2", "Quit")
         try await d.waitFor("the daemon tonearm started has quit") { !(try await d.client.nameHasOwner(Daemon.busName)) }
+    }
+
+    /// A file whose name is not UTF-8 (a Latin-1 `é`, as a shell completes it) plays from `tonearm play`, relative
+    /// to the working directory: Swift's own arguments hold U+FFFD there, the URI must carry the byte (`%E9`).
+    @Test func aFileNamedInLatin1PlaysFromTheCommandLine() async throws {
+        let d = try Daemon()
+        try d.sine("made.wav", seconds: 30)
+        let folder = d.media.url.path
+        // Named by the shell: no Swift String can name the file.
+        let renamed = try await d.run("/bin/sh", ["-c", "mv \"$0/made.wav\" \"$0/$(printf 'caf\\351.wav')\"", folder])
+        try #require(renamed.status == 0, "\(renamed.out)")
+        // Foundation cannot remove what it cannot name.
+        defer { _ = RawPath(bytes: Array("\(folder)/caf".utf8) + [0xE9] + Array(".wav".utf8)).withCString { unlink($0) } }
+        try await d.start()
+        let tonearm = Daemon.binDirectory.appendingPathComponent("tonearm").path
+        let played = try await d.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" play \"$(printf 'caf\\351.wav')\"", tonearm, folder])
+        #expect(played.status == 0, "\(played.out)")
+        let uri = "file://\(folder)/caf%E9.wav" // the folder's name is plain ASCII
+        try await d.waitFor("caf%E9.wav playing") {
+            let url = try await d.metadata()["xesam:url"]?.stringValue
+            let status = try await d.status()
+            return url == uri && status == "Playing"
+        }
+        let missing = try await d.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" play \"$(printf 'gone\\351.wav')\"", tonearm, folder])
+        #expect(missing.status != 0)
     }
 
     @Test func statusFollowPrintsALineForEachTick() async throws {
