@@ -17,7 +17,7 @@ public enum LyricsFiles {
 
     /// The lyrics of the file at `path` (its bytes: a name need not be UTF-8); nil when no source has any.
     public static func find(_ path: RawPath) -> Lyrics? {
-        if let lrc = sidecar(of: path), let bytes = lrc.contents(limit: sidecarLimit),
+        if let lrc = sidecar(of: path), let bytes = lrc.contents(upTo: sidecarLimit + 1), bytes.count <= sidecarLimit,
            let lyrics = LRCParser.parse(LegacyText.decode(bytes)), !lyrics.isEmpty {
             return lyrics
         }
@@ -84,22 +84,5 @@ extension RawPath {
             if name != Array(".".utf8), name != Array("..".utf8) { names.append(name) }
         }
         return names.sorted { $0.lexicographicallyPrecedes($1) }
-    }
-
-    /// The file's bytes; nil when it cannot be read or holds more than `limit`.
-    func contents(limit: Int) -> [UInt8]? {
-        let fd = withCString { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { return nil }
-            if n == 0 { return result }
-            result += chunk[..<n]
-            if result.count > limit { return nil }
-        }
     }
 }

@@ -18,6 +18,11 @@ public struct RawPath: Hashable, Sendable, Comparable {
     /// A path given as text.
     public init(_ string: String) { self.init(bytes: Array(string.utf8)) }
 
+    /// The bytes of a C string as C gives them (`getcwd`, an environment variable, `argv`), without the NUL.
+    public static func bytes(ofCString cString: UnsafePointer<CChar>) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: UnsafeRawPointer(cString).assumingMemoryBound(to: UInt8.self), count: strlen(cString)))
+    }
+
     /// The path of a file URL, decoding percent escapes to bytes (so non-UTF-8 names survive); nil for another URL or
     /// one whose path holds a NUL byte (no file is named so; cut there, it would name another).
     public init?(fileURL url: URL) {
@@ -182,9 +187,29 @@ extension RawPath {
         guard argument.unicodeScalars.contains("\u{FFFD}") else { return Array(argument.utf8) }
         for index in 0..<Int(CommandLine.argc) {
             guard let pointer = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+            let bytes = RawPath.bytes(ofCString: pointer)
             if String(validating: bytes, as: UTF8.self) == nil, String(decoding: bytes, as: UTF8.self) == argument { return bytes }
         }
         return Array(argument.utf8)
+    }
+}
+
+extension RawPath {
+    /// The first `count` bytes of the file (fewer where it ends); nil when it cannot be opened or read.
+    public func contents(upTo count: Int) -> [UInt8]? {
+        let fd = withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: min(count, 65_536))
+        while result.count < count {
+            let wanted = min(chunk.count, count - result.count)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, wanted) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { break }
+            result += chunk[..<n]
+        }
+        return result
     }
 }

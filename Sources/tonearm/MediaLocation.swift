@@ -131,16 +131,13 @@ enum MediaLocation {
 
     /// `workingDirectory` as its bytes (a folder's name need not be UTF-8).
     static func workingDirectoryBytes() -> [UInt8] {
-        func bytes(_ pointer: UnsafePointer<CChar>) -> [UInt8] {
-            Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
-        }
         var physical: [UInt8] = [UInt8(ascii: "/")]
         if let cwd = getcwd(nil, 0) {
-            physical = bytes(cwd)
+            physical = RawPath.bytes(ofCString: cwd)
             free(cwd)
         }
-        if let variable = getenv("PWD") as UnsafeMutablePointer<CChar>?, case let pwd = bytes(variable), pwd.first == UInt8(ascii: "/"),
-           RawPath(bytes: pwd).withCString({ a in RawPath(bytes: physical).withCString { sameFile(a, $0) } })
+        if let variable = getenv("PWD") as UnsafeMutablePointer<CChar>?, case let pwd = RawPath.bytes(ofCString: variable),
+           pwd.first == UInt8(ascii: "/"), sameFile(RawPath(bytes: pwd), RawPath(bytes: physical))
         {
             return pwd
         }
@@ -152,10 +149,10 @@ enum MediaLocation {
         return stat(path, &info) == 0
     }
 
-    private static func sameFile(_ a: UnsafePointer<CChar>, _ b: UnsafePointer<CChar>) -> Bool {
+    private static func sameFile(_ a: RawPath, _ b: RawPath) -> Bool {
         var first = stat()
         var second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        guard a.withCString({ stat($0, &first) }) == 0, b.withCString({ stat($0, &second) }) == 0 else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

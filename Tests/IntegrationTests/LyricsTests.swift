@@ -152,12 +152,9 @@ import Testing
         let made = try d.sine("made.wav", seconds: 6)
         let folder = RawPath(d.media.url.path)
         let song = folder.appending(Array("caf".utf8) + [0xE9] + Array(".wav".utf8))
-        let lrc = folder.appending(Array("caf".utf8) + [0xE9] + Array(".lrc".utf8))
         try #require(RawPath(made).withCString { from in song.withCString { rename(from, $0) } } == 0)
-        let fd = lrc.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        try #require(fd >= 0)
-        _ = Array("[00:01.00]Un\n[00:03.00]Deux\n".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        let lrc = RawPath(bytes: try writeRaw(Array("[00:01.00]Un\n[00:03.00]Deux\n".utf8), folder: d.media.url,
+                                              name: Array("caf".utf8) + [0xE9] + Array(".lrc".utf8)))
         // Foundation cannot remove what it cannot name.
         defer { for path in [song, lrc] { _ = path.withCString { unlink($0) } } }
         try await d.start()

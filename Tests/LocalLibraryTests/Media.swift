@@ -87,18 +87,6 @@ func copy(_ source: URL, to url: URL) throws {
     try FileManager.default.copyItem(at: source, to: url)
 }
 
-/// Writes a file whose name is raw bytes (not necessarily UTF-8).
-func writeRaw(_ bytes: [UInt8], folder: URL, name: [UInt8]) throws {
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let path = Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]
-    let fd = path.withUnsafeBufferPointer { buffer in
-        buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
-    }
-    guard fd >= 0 else { throw POSIXError(.EACCES) }
-    defer { close(fd) }
-    _ = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress!, $0.count) }
-}
-
 func wavBytes(seconds: Double, frequency: Double = 440) -> [UInt8] {
     [UInt8](WAV.sine(frequency: frequency, seconds: seconds, sampleRate: 22050, channels: 1).data())
 }

@@ -40,12 +40,7 @@ import Testing
 
     /// Writes `bytes` to `name` (any bytes) in `folder`.
     static func write(_ bytes: [UInt8], _ folder: URL, _ name: [UInt8]) throws -> RawPath {
-        let path = RawPath(folder.path).appending(name)
-        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        try #require(fd >= 0, "cannot write \(path)")
-        defer { close(fd) }
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        return path
+        RawPath(bytes: try writeRaw(bytes, folder: folder, name: name))
     }
 
     /// Removes what the test made under names Foundation cannot name.

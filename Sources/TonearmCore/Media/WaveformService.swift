@@ -45,7 +45,7 @@ public actor WaveformService {
 
     /// The fine peaks of the local file at `file`, from the cache when its content was seen before.
     public func peaks(file: RawPath) async throws -> WaveformPeaks {
-        try Self.checkFile(file)
+        try LocalFile.check(file, doing: "draw")
         let cache = self.cache
         let path = file.string
         guard let key = try await Self.queue.run({ WaveformCache.contentKey(path: file) }) else {
@@ -105,16 +105,6 @@ public actor WaveformService {
         }
         guard let path = RawPath(fileURL: url) else { throw TonearmError(.invalidUri, "not a valid file URI: \(uri)") }
         return path
-    }
-
-    /// Cheap checks first, for the clearest error.
-    static func checkFile(_ file: RawPath) throws {
-        let path = file.string
-        var info = stat()
-        guard file.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
-        guard file.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path) }
-        if let reason = Truncation.reason(file) { throw TonearmError(.truncated, "cannot draw \(path): \(reason)") }
     }
 
     /// A decoder's error as one a person can act on.

@@ -20,13 +20,7 @@ public struct FileSource: SourcePlugin {
     public func resolve(_ uri: URL) async throws -> TrackMetadata {
         // The URI's own bytes: a name that is not UTF-8 (Latin-1, from an old rip) has no `URL.path`.
         guard let file = RawPath(fileURL: uri) else { throw TonearmError(.invalidUri, "not a valid file URI: \(uri.absoluteString)") }
-        let path = file.string
-        var info = stat()
-        guard file.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
-        guard file.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path) }
-        // GStreamer plays a cut-off WAV or AIFF as a shorter file without a word; its header tells.
-        if let reason = Truncation.reason(file) { throw TonearmError(.truncated, "cannot play \(path): \(reason)") }
+        try LocalFile.check(file, doing: "play")
         let name = file.stem
         let plain = TrackMetadata(url: uri.absoluteString, title: name)
         guard let quickTags else { return plain }

@@ -13,19 +13,8 @@ public enum Truncation {
     public static func reason(_ path: RawPath) -> String? {
         var info = stat()
         guard path.withCString({ lstat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
         let size = Int64(info.st_size)
-        var head = [UInt8](repeating: 0, count: 65_536)
-        var got = 0
-        while got < head.count {
-            let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            got += n
-        }
-        head.removeSubrange(got...)
+        guard let head = path.contents(upTo: 65_536) else { return nil }
         guard head.count >= 12 else { return nil }
         let tag = String(decoding: head[0..<4], as: UTF8.self)
         let form = String(decoding: head[8..<12], as: UTF8.self)
