@@ -62,13 +62,18 @@ public indirect enum JSON: Sendable, ExpressibleByDictionaryLiteral, Expressible
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, (key, value)) in members.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                value.write(to: &out)
-            }
+            Self.write(members: members, to: &out)
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// An object's members without its braces, comma-separated.
+    static func write(members: [(String, JSON)], to out: inout [UInt8]) {
+        for (i, (key, value)) in members.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            writeString(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            value.write(to: &out)
         }
     }
 

@@ -22,23 +22,33 @@ enum Shapes {
     }
 
     static func state(_ state: PlayerState, at now: ContinuousClock.Instant = .now) -> JSON {
+        let (before, after) = stateMembers(state)
+        return .object(before + [("position", position(state, at: now))] + after)
+    }
+
+    /// The state's members before "position" and after it: the position is the one member that moves between two
+    /// publishes, so `StateText` keeps the others' text and writes only it afresh.
+    static func stateMembers(_ state: PlayerState) -> (before: [(String, JSON)], after: [(String, JSON)]) {
         let s = state.snapshot
         var lyricsLine: JSON = .null
         if let line = s.lyricsLine {
             lyricsLine = ["index": .int(Int64(line.index)), "start": .seconds(micro: line.start), "text": .string(line.text)]
         }
-        return [
-            "sequence": .int(Int64(state.sequence)), "status": .string(s.status.rawValue),
-            "track": s.current.map(track) ?? .null,
-            "position": .seconds(micro: s.current == nil ? 0 : state.position.position(at: now)),
-            "rate": .double(s.rate), "volume": .double(s.volume), "loop": .string(s.loop.rawValue),
-            "shuffle": .bool(s.shuffle), "canGoNext": .bool(s.canGoNext), "canGoPrevious": .bool(s.canGoPrevious),
-            "canPlay": .bool(s.canPlay), "canPause": .bool(s.canPause), "canSeek": .bool(s.canSeek),
-            "queueVersion": .int(Int64(s.queueVersion)), "next": id(s.nextID),
-            "replayGain": .string(s.replayGainMode.rawValue), "crossfade": .double(s.crossfade), "output": .string(s.output),
-            "outputProblem": .string(s.outputProblem), "outputs": .array(s.outputs.map(output)),
-            "buffering": .int(Int64(s.buffering)), "lyricsLine": lyricsLine, "equalizer": equalizer(s, full: false),
-        ]
+        return ([("sequence", .int(Int64(state.sequence))), ("status", .string(s.status.rawValue)),
+                 ("track", s.current.map(track) ?? .null)],
+                [("rate", .double(s.rate)), ("volume", .double(s.volume)), ("loop", .string(s.loop.rawValue)),
+                 ("shuffle", .bool(s.shuffle)), ("canGoNext", .bool(s.canGoNext)), ("canGoPrevious", .bool(s.canGoPrevious)),
+                 ("canPlay", .bool(s.canPlay)), ("canPause", .bool(s.canPause)), ("canSeek", .bool(s.canSeek)),
+                 ("queueVersion", .int(Int64(s.queueVersion))), ("next", id(s.nextID)),
+                 ("replayGain", .string(s.replayGainMode.rawValue)), ("crossfade", .double(s.crossfade)),
+                 ("output", .string(s.output)), ("outputProblem", .string(s.outputProblem)),
+                 ("outputs", .array(s.outputs.map(output))), ("buffering", .int(Int64(s.buffering))),
+                 ("lyricsLine", lyricsLine), ("equalizer", equalizer(s, full: false))])
+    }
+
+    /// The state's "position" member at `now`: 0 with no current track.
+    static func position(_ state: PlayerState, at now: ContinuousClock.Instant) -> JSON {
+        .seconds(micro: state.snapshot.current == nil ? 0 : state.position.position(at: now))
     }
 
     /// {"equalizer": "off" | preset | "custom", "bands": [10 dB], "preamp": dB}; `full` adds "presets" and

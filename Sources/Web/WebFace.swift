@@ -24,6 +24,8 @@ public final class WebFace: Sendable {
     let artFolderPath: String
     let logger: Logger
     let access: WebAccess
+    /// The state's text, kept from one read to the next while the state stands.
+    let stateText = StateText()
     private let bound = Mutex<Int?>(nil)
     /// The last event frame written, for the next client following the same event.
     let sharedFrames = Mutex<(sequence: UInt64, frame: ByteBuffer)?>(nil)
@@ -141,10 +143,10 @@ public final class WebFace: Sendable {
 
     /// What `QuickReads` answers on the event loop: the state, to a request the guard lets through.
     func quickReadAnswer() -> QuickReads.Answer {
-        let access = access, player = player
+        let access = access, player = player, stateText = stateText
         return { request in
             guard request.method == .get, WebAccess.path(request) == "/api/v1/state", access.check(request) == nil else { return nil }
-            return ByteBuffer(bytes: Shapes.state(player.state).bytes)
+            return stateText.buffer(of: player.state)
         }
     }
 
@@ -197,7 +199,9 @@ public final class WebFace: Sendable {
     }
 
     /// The state as it is now, for answers after a command.
-    var stateNow: Response { WebResponses.json(Shapes.state(player.state)) }
+    var stateNow: Response {
+        Response(status: .ok, headers: WebResponses.jsonHeaders, body: .init(byteBuffer: stateText.buffer(of: player.state)))
+    }
 
     /// The queue entry named by the path's `id`.
     static func entry(_ context: BasicRequestContext, in snapshot: PlayerSnapshot) throws -> TrackID {

@@ -39,6 +39,9 @@ public struct PlayerState: Sendable {
     public var sequence: UInt64
     public var snapshot: PlayerSnapshot
     public var position: PositionBasis
+    /// Counts the publishes, events or not: two states of one channel with the same revision are the same state, so a
+    /// face may keep what it made of one (the web face's JSON text) until the revision moves.
+    public internal(set) var revision: UInt64 = 0
 
     public init(sequence: UInt64 = 0, snapshot: PlayerSnapshot = PlayerSnapshot(), position: PositionBasis = PositionBasis()) {
         self.sequence = sequence
@@ -64,6 +67,7 @@ public final class PlayerChannel: Sendable {
     /// makes: two events published at once then reach a face's thread in one wake-up.
     func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil, deliver: Bool = true) {
         latest.withLock { state in
+            state.revision &+= 1
             if let snapshot { state.snapshot = snapshot }
             if let position { state.position = position }
             if let event { state.sequence = events.enqueue(event) }
