@@ -189,6 +189,12 @@ let package = Package(
             "DBus", "TestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/Sources/tonearm-bench"),
+        // The web benchmark's second floor: what SwiftNIO alone, under Hummingbird, costs a read.
+        .executableTarget(name: "nio-answerer", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], path: "Benchmarks/Sources/nio-answerer"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "WaveformTests", dependencies: ["Waveform"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "CGStreamer", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -3,7 +3,8 @@
 
 1. state read round trip (Tonearm `GET /api/v1/state`, Mopidy JSON-RPC `core.playback.get_state`), p50/p99 over
    --calls calls, a new connection per call and then one kept-alive connection, timed by a C client
-   (Benchmarks/http-timer/round-trips.c) beside the machine's floor (Benchmarks/http-timer/answerer.c);
+   (Benchmarks/http-timer/round-trips.c) beside the machine's floor (Benchmarks/http-timer/answerer.c) and SwiftNIO's
+   (Benchmarks/Sources/nio-answerer);
 2. pause/play sent over HTTP → the WebSocket frame that says so, median/p90 over --toggles toggles; for Tonearm also
    the same change's MPRIS PropertiesChanged(PlaybackStatus) on its private bus, and WS − MPRIS;
 3. --clients (100) WebSocket clients following while playing for --seconds (20), a volume change every 0.5 s: the
@@ -447,13 +448,16 @@ def round_trips(daemon, calls):
 
 
 class Floor:
-    """The floor of a read on this machine: Benchmarks/http-timer/answerer.c, a process of its own that writes one fixed
-    answer the size of tonearm's state (a thread per connection, kept-alive or not as the client asks), timed by the
-    same C client. No server answers faster than this here, so a goal below it cannot be shown on this machine."""
-    name = "floor"
+    """A floor of a read on this machine: a process of its own that writes one fixed answer the size of tonearm's
+    state to every request, timed by the same C client. `c` is Benchmarks/http-timer/answerer.c (one epoll loop, no
+    parsing past the header's end): no server answers faster here, so a goal below it cannot be shown on this
+    machine. `nio` is Benchmarks/Sources/nio-answerer (SwiftNIO's HTTP/1.1 codec on one event loop, no routing, no
+    task per connection): no server built on SwiftNIO, as Hummingbird and so the web face are, answers faster."""
 
-    def __init__(self, body_bytes):
-        self.proc = subprocess.Popen([timer_tool("answerer"), str(body_bytes)], stdout=subprocess.PIPE, text=True)
+    def __init__(self, kind, body_bytes):
+        self.name = "floor " + kind
+        self.proc = subprocess.Popen([timer_tool("answerer") if kind == "c" else nio_answerer(), str(body_bytes)],
+                                     stdout=subprocess.PIPE, text=True)
         self.port = int(self.proc.stdout.readline())
 
     def state_request(self):
@@ -463,8 +467,15 @@ class Floor:
         self.proc.kill(); self.proc.wait()
 
 
-def floor_round_trips(calls, body_bytes):
-    floor = Floor(body_bytes)
+def nio_answerer():
+    """Benchmarks/Sources/nio-answerer, built in release (a few seconds once the package's NIO is built)."""
+    subprocess.run(["swift", "build", "-c", "release", "--product", "nio-answerer"], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return os.path.join(REPO, ".build/release/nio-answerer")
+
+
+def floor_round_trips(kind, calls, body_bytes):
+    floor = Floor(kind, body_bytes)
     try:
         return round_trips(floor, calls)
     finally:
@@ -832,7 +843,11 @@ def measure(o, daemon, pid, bus_address):
     out.update(round_trips(daemon, o.calls))
     if daemon.name == "tonearm":
         c = SyncHTTP(daemon.port); size = len(c.request("GET", "/api/v1/state")[2]); c.close()
-        out.update({"floor " + k: v for k, v in floor_round_trips(o.calls, size).items()})
+        out.update({"floor " + k: v for k, v in floor_round_trips("c", o.calls, size).items()})
+        try:
+            out.update({"nio floor " + k: v for k, v in floor_round_trips("nio", o.calls, size).items()})
+        except (OSError, subprocess.CalledProcessError, ValueError) as e:
+            print(f"web-face: no SwiftNIO floor: {e!r}", file=sys.stderr)
     print(f"web-face: {daemon.name}: pause/play → events", file=sys.stderr)
     out.update(asyncio.run(pause_to_event(daemon, o.toggles, bus_address)))
     # Both toggled an even number of times: playing again.
@@ -877,8 +892,10 @@ def report(results, o):
     row("state read p99, new connection per call (ms)", "new p99", "fifth")
     row("state read p50, one kept-alive connection (ms)", "kept p50", "fifth")
     row("state read p99, one kept-alive connection (ms)", "kept p99", "fifth")
-    row("floor: a minimal answerer, new connection, p50 (ms)", "floor new p50", None, mtext="n/a")
-    row("floor: a minimal answerer, kept-alive, p50 (ms)", "floor kept p50", None, mtext="n/a")
+    row("floor: a minimal C answerer, new connection, p50 (ms)", "floor new p50", None, mtext="n/a")
+    row("floor: a minimal C answerer, kept-alive, p50 (ms)", "floor kept p50", None, mtext="n/a")
+    row("floor on SwiftNIO: its HTTP codec and a fixed answer, new connection, p50 (ms)", "nio floor new p50", None, mtext="n/a")
+    row("floor on SwiftNIO: its HTTP codec and a fixed answer, kept-alive, p50 (ms)", "nio floor kept p50", None, mtext="n/a")
     row("pause/play → WebSocket event, median (ms)", "ws median", "fifth")
     row("pause/play → WebSocket event, p90 (ms)", "ws p90", "fifth")
     row("pause/play → MPRIS PropertiesChanged, median (ms)", "mpris median", None, mtext="n/a")
@@ -912,8 +929,11 @@ def report(results, o):
             goal_text = "≤ 0.20 × Mopidy"
             met = "no peer" if ratio is None else ("met" if ratio <= 0.2 else "not met")
             floor = t.get({"new p50": "floor new p50", "kept p50": "floor kept p50"}.get(key_of.get(label), ""))
+            nio = t.get({"new p50": "nio floor new p50", "kept p50": "nio floor kept p50"}.get(key_of.get(label), ""))
             if met == "not met" and floor is not None and 0.2 * mv < floor:
                 met = f"not met; the goal ({0.2 * mv:.3f}) is below this machine's floor"
+            elif met == "not met" and nio is not None and 0.2 * mv < nio:
+                met = f"not met; the goal ({0.2 * mv:.3f}) is below SwiftNIO's own floor"
         elif goal == "half-ms":
             goal_text = "≤ 0.5 ms"
             met = "—" if tv is None else ("met" if tv <= 0.5 else "not met")
