@@ -180,6 +180,22 @@ public struct RawPath: Hashable, Sendable, Comparable {
 }
 
 extension RawPath {
+    /// `path` made absolute against `base`, with `.`, `..` and repeated slashes removed lexically (symbolic links are
+    /// left as they are), byte by byte: neither need be UTF-8.
+    public static func absolute(_ path: [UInt8], relativeTo base: [UInt8]) -> [UInt8] {
+        let slash = UInt8(ascii: "/")
+        let joined = path.first == slash ? path : base + [slash] + path
+        var components: [ArraySlice<UInt8>] = []
+        for component in joined.split(separator: slash, omittingEmptySubsequences: true) {
+            switch component.count {
+            case 1 where component.first == UInt8(ascii: "."): continue
+            case 2 where component.allSatisfy({ $0 == UInt8(ascii: ".") }): if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return [slash] + Array(components.joined(separator: [slash]))
+    }
+
     /// The bytes this process was given for `argument`: Swift's `CommandLine.arguments` puts U+FFFD in place of bytes
     /// that are not UTF-8 (a Latin-1 file name a shell completed), C's `argv` keeps them. The argument's UTF-8 when no
     /// such entry of `argv` reads as it.

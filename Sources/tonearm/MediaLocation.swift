@@ -11,7 +11,7 @@ enum MediaLocation {
             throw CLIFailure.badArgument("an empty argument is neither a file nor a URI")
         }
         // The bytes the shell gave: a name that is not UTF-8 (Latin-1, from an old rip) has none of its own in Swift.
-        let path = RawPath(bytes: absolutePath(RawPath.commandLineBytes(of: argument), relativeTo: workingDirectory))
+        let path = RawPath(bytes: RawPath.absolute(RawPath.commandLineBytes(of: argument), relativeTo: workingDirectory))
         if path.withCString({ exists($0) }) {
             guard path.withCString({ access($0, R_OK) }) == 0 else {
                 throw CLIFailure.badArgument("cannot read \(argument): \(String(cString: strerror(errno)))")
@@ -56,22 +56,7 @@ enum MediaLocation {
     /// `path` made absolute against `base`, with `.`, `..` and repeated slashes
     /// removed lexically (symbolic links are left as they are).
     static func absolutePath(_ path: String, relativeTo base: String) -> String {
-        String(decoding: absolutePath(Array(path.utf8), relativeTo: Array(base.utf8)), as: UTF8.self)
-    }
-
-    /// `absolutePath` of a path's bytes.
-    static func absolutePath(_ path: [UInt8], relativeTo base: [UInt8]) -> [UInt8] {
-        let slash = UInt8(ascii: "/")
-        let joined = path.first == slash ? path : base + [slash] + path
-        var components: [ArraySlice<UInt8>] = []
-        for component in joined.split(separator: slash, omittingEmptySubsequences: true) {
-            switch component.count {
-            case 1 where component.first == UInt8(ascii: "."): continue
-            case 2 where component.allSatisfy({ $0 == UInt8(ascii: ".") }): if !components.isEmpty { components.removeLast() }
-            default: components.append(component)
-            }
-        }
-        return [slash] + Array(components.joined(separator: [slash]))
+        String(decoding: RawPath.absolute(Array(path.utf8), relativeTo: Array(base.utf8)), as: UTF8.self)
     }
 
     /// `file://` + the path, percent-encoded byte by byte (UTF-8), keeping what

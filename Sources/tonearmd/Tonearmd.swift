@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RawPaths
 import ServiceLifecycle
 import TonearmCore
 
@@ -69,8 +70,16 @@ struct Tonearmd: AsyncParsableCommand {
            argument[..<separator.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) {
             return argument
         }
-        let cwd = FileManager.default.currentDirectoryPath
-        let path = argument.hasPrefix("/") ? argument : cwd + "/" + argument
+        // A name that is not UTF-8 (a Latin-1 rip's, or its folder's) has no Swift String: C's argv and getcwd give
+        // its bytes.
+        var cwd: [UInt8] = [UInt8(ascii: "/")]
+        if let pointer = getcwd(nil, 0) {
+            cwd = RawPath.bytes(ofCString: pointer)
+            free(pointer)
+        }
+        let absolute = RawPath.absolute(RawPath.commandLineBytes(of: argument), relativeTo: cwd)
+        if String(validating: absolute, as: UTF8.self) == nil { return RawPath(bytes: absolute).uri }
+        let path = argument.hasPrefix("/") ? argument : FileManager.default.currentDirectoryPath + "/" + argument
         return URL(fileURLWithPath: path).standardizedFileURL.absoluteString
     }
 }

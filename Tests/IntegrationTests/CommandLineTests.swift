@@ -74,6 +74,31 @@ import Testing
         #expect(missing.status != 0)
     }
 
+    /// The daemon's own file arguments too: Swift's `CommandLine.arguments` holds U+FFFD where a Latin-1 name has its
+    /// byte, and a file named so played nothing.
+    @Test func aFileNamedInLatin1PlaysFromTheDaemonsCommandLine() async throws {
+        let d = try Daemon()
+        try d.sine("made.wav", seconds: 30)
+        let folder = d.media.url.path
+        let renamed = try await d.run("/bin/sh", ["-c", "mv \"$0/made.wav\" \"$0/$(printf 'caf\\351.wav')\"", folder])
+        try #require(renamed.status == 0, "\(renamed.out)")
+        defer { _ = RawPath(bytes: Array("\(folder)/caf".utf8) + [0xE9] + Array(".wav".utf8)).withCString { unlink($0) } }
+        // A shell names the file, relative to the daemon's working directory, after the harness's own arguments.
+        let launcher = d.home.file("tonearmd-with-latin1-file")
+        let tonearmd = Daemon.binDirectory.appendingPathComponent("tonearmd").path
+        try "#!/bin/sh\ncd \"\(folder)\" && exec \"\(tonearmd)\" \"$@\" \"$(printf 'caf\\351.wav')\"\n"
+            .write(to: launcher, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: launcher.path)
+        d.daemonExecutable = launcher.path
+        try await d.start()
+        let uri = "file://\(folder)/caf%E9.wav" // the folder's name is plain ASCII
+        try await d.waitFor("caf%E9.wav playing") {
+            let url = try await d.metadata()["xesam:url"]?.stringValue
+            let status = try await d.status()
+            return url == uri && status == "Playing"
+        }
+    }
+
     @Test func statusFollowPrintsALineForEachTick() async throws {
         let d = try Daemon()
         let a = try d.sine("follow.wav", seconds: 40)

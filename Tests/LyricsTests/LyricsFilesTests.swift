@@ -38,6 +38,20 @@ import Testing
         #expect(RawPath("/").appending(Array("x".utf8)) == RawPath("/x"))
     }
 
+    static let absolutes: [(String, String, [UInt8])] = [
+        ("song.wav", "/music", Array("/music/song.wav".utf8)),
+        ("/abs//a/./b/../c.wav", "/ignored", Array("/abs/a/c.wav".utf8)),
+        ("../../../up.wav", "/music/x", Array("/up.wav".utf8)),
+        ("./caf\u{E9}.wav", "/m/", Array("/m/caf\u{E9}.wav".utf8)),
+    ]
+
+    /// Command-line paths made absolute in bytes, as `tonearm play` and tonearmd's own arguments do.
+    @Test(arguments: absolutes) func pathsAreMadeAbsoluteLexically(_ path: String, _ base: String, _ expected: [UInt8]) {
+        #expect(RawPath.absolute(Array(path.utf8), relativeTo: Array(base.utf8)) == expected)
+        // A byte that is not UTF-8 is kept as it is.
+        #expect(RawPath.absolute([Self.e9], relativeTo: Array(base.utf8)).last == Self.e9)
+    }
+
     /// Writes `bytes` to `name` (any bytes) in `folder`.
     static func write(_ bytes: [UInt8], _ folder: URL, _ name: [UInt8]) throws -> RawPath {
         RawPath(bytes: try writeRaw(bytes, folder: folder, name: name))
