@@ -13,7 +13,9 @@
 5. the page's first load in Debian's headless Chromium (Selenium): bytes of `/`, `/app.js`, `/style.css`, and the
    time from navigation start to `#title` showing the track's title (Tonearm only).
 
-Prints a Markdown table (tonearm | mopidy | tonearm ÷ mopidy | goal | met?). Never fails on a time.
+Both daemons play side by side while 1 and 2 are timed, in --rounds rounds that take each server (and each floor) in
+turn, so that the machine's drift over the run falls on all of them alike. Prints a Markdown table (tonearm | mopidy |
+tonearm ÷ mopidy | goal | met?). Never fails on a time.
 
   Benchmarks/web-face.py [--tonearmd PATH] [--calls N] [--toggles N] [--clients N] [--seconds S] [--skip-mopidy]
                          [--page-loads N] [--memory-runs N] [--json FILE]
@@ -434,17 +436,40 @@ def timer_tool(name):
     return _timer_tools[name]
 
 
-def round_trips(daemon, calls):
-    """State reads, p50 and p99 in ms: a new TCP connection per call, then all on one kept-alive connection."""
+def round_trip_samples(daemon, kind, calls):
+    """`calls` state reads of one kind ("new": a TCP connection per call; "kept": all on one), in ms."""
     method, path, body, must = daemon.state_request()
-    out = {}
-    for kind in ("new", "kept"):
-        answer = subprocess.run([timer_tool("round-trips"), str(daemon.port), method, path, body or "-", kind,
-                                 str(calls), must], capture_output=True, text=True, timeout=600)
-        if answer.returncode != 0:
-            raise RuntimeError(f"{daemon.name}: {method} {path}: {answer.stderr.strip()}")
-        out[kind + " p50"], out[kind + " p99"] = (float(x) for x in answer.stdout.split())
-    return out
+    answer = subprocess.run([timer_tool("round-trips"), str(daemon.port), method, path, body or "-", kind,
+                             str(calls), must, "all"], capture_output=True, text=True, timeout=600)
+    if answer.returncode != 0:
+        raise RuntimeError(f"{daemon.name}: {method} {path}: {answer.stderr.strip()}")
+    return [float(x) for x in answer.stdout.splitlines()[1].split()]
+
+
+def interleaved_round_trips(targets, calls, rounds):
+    """State reads of every target in turn, `rounds` times (the order reversed every other round), `calls` of each
+    kind per target in all: the machine's drift over the minutes of a run then falls on every target alike, where
+    measuring one after the other put it between them. {name: {"new p50", "new p99", "kept p50", "kept p99"}}; a
+    target that fails is left out of the rounds after it."""
+    per = max(50, calls // rounds)
+    samples = {name: {"new": [], "kept": []} for name in targets}
+    failed = set()
+    for r in range(rounds):
+        order = list(targets.items())
+        if r % 2:
+            order.reverse()
+        for name, target in order:
+            if name in failed:
+                continue
+            try:
+                for kind in ("new", "kept"):
+                    samples[name][kind] += round_trip_samples(target, kind, per)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                print(f"web-face: {name}: state reads failed: {e!r}", file=sys.stderr)
+                failed.add(name)
+    return {name: {f"{kind} {q}": (statistics.median(xs) if q == "p50" else pct(xs, 99))
+                   for kind, xs in kinds.items() if xs for q in ("p50", "p99")}
+            for name, kinds in samples.items()}
 
 
 class Floor:
@@ -473,13 +498,6 @@ def nio_answerer():
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     return os.path.join(REPO, ".build/release/nio-answerer")
 
-
-def floor_round_trips(kind, calls, body_bytes):
-    floor = Floor(kind, body_bytes)
-    try:
-        return round_trips(floor, calls)
-    finally:
-        floor.stop()
 
 
 # ---- WebSocket clients that note when each frame's bytes were read ------------------------------------------------
@@ -639,17 +657,51 @@ async def pause_to_event(daemon, toggles, bus_address=None):
         await asyncio.wait_for(ws.close(), 10)
         follower.cancel()
         if monitor: await monitor.stop()
-    out = {"ws median": statistics.median(ws_delays) if ws_delays else None,
-           "ws p90": pct(ws_delays, 90) if ws_delays else None, "ws missing": missing_ws}
-    if monitor:
-        out.update({"mpris median": statistics.median(bus_delays) if bus_delays else None,
-                    "mpris p90": pct(bus_delays, 90) if bus_delays else None, "mpris missing": missing_bus,
-                    "diff median": statistics.median(diffs) if diffs else None,
-                    "diff p90": pct(diffs, 90) if diffs else None,
-                    "diff read median": statistics.median(diffs_read) if diffs_read else None,
-                    "diff read p90": pct(diffs_read, 90) if diffs_read else None,
-                    "mpris read median": statistics.median(bus_read_delays) if bus_read_delays else None})
+    return {"ws": ws_delays, "ws missing": missing_ws, "mpris": bus_delays if monitor else None,
+            "mpris missing": missing_bus, "mpris read": bus_read_delays, "diff": diffs, "diff read": diffs_read}
+
+
+def toggle_figures(raw):
+    """The pooled delays of `pause_to_event` runs as the table's figures."""
+    def median(xs): return statistics.median(xs) if xs else None
+    def p90(xs): return pct(xs, 90) if xs else None
+    out = {"ws median": median(raw["ws"]), "ws p90": p90(raw["ws"]), "ws missing": raw["ws missing"]}
+    if raw["mpris"] is not None:
+        out.update({"mpris median": median(raw["mpris"]), "mpris p90": p90(raw["mpris"]),
+                    "mpris missing": raw["mpris missing"], "diff median": median(raw["diff"]), "diff p90": p90(raw["diff"]),
+                    "diff read median": median(raw["diff read"]), "diff read p90": p90(raw["diff read"]),
+                    "mpris read median": median(raw["mpris read"])})
     return out
+
+
+def interleaved_toggles(daemons, toggles, rounds):
+    """Pause/play toggles of every daemon in turn, `rounds` times, `toggles` timed ones each in all (each turn starts
+    with an untimed pause and play). `daemons`: {name: (daemon, bus address or None)}. {name: figures}; a daemon
+    that fails is left out of the rounds after it (and of the result, if it never finished a turn)."""
+    per = max(4, toggles // rounds)
+    pooled, failed = {}, set()
+    for r in range(rounds):
+        order = list(daemons.items())
+        if r % 2:
+            order.reverse()
+        for name, (daemon, bus) in order:
+            if name in failed:
+                continue
+            try:
+                raw = asyncio.run(pause_to_event(daemon, per, bus))
+                # Toggled an even number of times: playing again before the next daemon's turn.
+                wait_for(f"{name} playing after its toggles", lambda: daemon.playing_at(0), 30, 0.05)
+            except (RuntimeError, TimeoutError, OSError, ValueError) as e:
+                print(f"web-face: {name}: toggles failed: {e!r}", file=sys.stderr)
+                failed.add(name)
+                continue
+            if name not in pooled:
+                pooled[name] = raw
+            else:
+                for key, value in raw.items():
+                    if isinstance(value, list): pooled[name][key] += value
+                    elif isinstance(value, int): pooled[name][key] += value
+    return {name: toggle_figures(raw) for name, raw in pooled.items()}
 
 
 # ---- 3. many clients following ------------------------------------------------------------------------------------
@@ -837,24 +889,38 @@ def stop_all_buses():
             stop(p)
 
 
-def measure(o, daemon, pid, bus_address):
-    out = {}
-    print(f"web-face: {daemon.name}: state read round trips", file=sys.stderr)
-    out.update(round_trips(daemon, o.calls))
-    if daemon.name == "tonearm":
-        c = SyncHTTP(daemon.port); size = len(c.request("GET", "/api/v1/state")[2]); c.close()
-        out.update({"floor " + k: v for k, v in floor_round_trips("c", o.calls, size).items()})
+def measure_interleaved(o, tonearm, mopidy, results, bus_address):
+    """The state reads (tonearm, Mopidy and the two floors) and the toggles (tonearm and Mopidy), in rounds that take
+    each in turn while both daemons play, into results["tonearm"] and results["mopidy"]."""
+    c = SyncHTTP(tonearm.port); size = len(c.request("GET", "/api/v1/state")[2]); c.close()
+    floors = []
+    try:
+        targets = {"tonearm": tonearm}
+        if mopidy:
+            targets["mopidy"] = mopidy
+        floors.append(Floor("c", size)); targets["floor"] = floors[-1]
         try:
-            out.update({"nio floor " + k: v for k, v in floor_round_trips("nio", o.calls, size).items()})
+            floors.append(Floor("nio", size)); targets["nio floor"] = floors[-1]
         except (OSError, subprocess.CalledProcessError, ValueError) as e:
             print(f"web-face: no SwiftNIO floor: {e!r}", file=sys.stderr)
-    print(f"web-face: {daemon.name}: pause/play → events", file=sys.stderr)
-    out.update(asyncio.run(pause_to_event(daemon, o.toggles, bus_address)))
-    # Both toggled an even number of times: playing again.
-    wait_for(f"{daemon.name} playing after the toggles", lambda: daemon.playing_at(0), 30, 0.05)
-    print(f"web-face: {daemon.name}: {o.clients} WebSocket clients for {o.seconds} s", file=sys.stderr)
-    out.update(asyncio.run(many_clients(daemon, pid, o.clients, o.seconds)))
-    return out
+        print(f"web-face: state read round trips, {o.rounds} rounds of {', '.join(targets)}", file=sys.stderr)
+        reads = interleaved_round_trips(targets, o.calls, o.rounds)
+    finally:
+        for f in floors:
+            f.stop()
+    results["tonearm"].update(reads.get("tonearm", {}))
+    for floor in ("floor", "nio floor"):
+        results["tonearm"].update({f"{floor} {k}": v for k, v in reads.get(floor, {}).items()})
+    if mopidy:
+        results["mopidy"].update(reads.get("mopidy", {}))
+    daemons = {"tonearm": (tonearm, bus_address)}
+    if mopidy:
+        daemons["mopidy"] = (mopidy, None)
+    print(f"web-face: pause/play → events, {o.rounds} rounds of {', '.join(daemons)}", file=sys.stderr)
+    toggles = interleaved_toggles(daemons, o.toggles, o.rounds)
+    results["tonearm"].update(toggles.get("tonearm", {}))
+    if mopidy and "mopidy" in toggles:
+        results["mopidy"].update(toggles["mopidy"])
 
 
 def versions(o):
@@ -951,6 +1017,8 @@ def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     a.add_argument("--tonearmd", default=os.path.join(REPO, ".build/release/tonearmd"))
     a.add_argument("--calls", type=int, default=1000, help="state reads per kind (default 1000)")
+    a.add_argument("--rounds", type=int, default=5, help="rounds the state reads and toggles are split in, each taking "
+                                                          "every server in turn (default 5)")
     a.add_argument("--toggles", type=int, default=50, help="pause/play toggles (default 50)")
     a.add_argument("--clients", type=int, default=100, help="WebSocket clients following (default 100)")
     a.add_argument("--seconds", type=float, default=20, help="seconds of following, a change each 0.5 s (default 20)")
@@ -987,7 +1055,43 @@ def main():
         wait_for("tonearmd playing 2 s", lambda: t.playing_at(2), 120, 0.05)
         if t.state_of()["track"]["title"] != TITLE:
             raise RuntimeError(f"tonearmd reads the title as {t.state_of()['track']['title']!r}, not {TITLE!r}")
-        results["tonearm"].update(measure(o, t, p.pid, address))
+
+        # Mopidy plays beside tonearm from here on, so that the timed phases can take them in turn.
+        m = mp = None
+        if o.skip_mopidy:
+            results["mopidy note"] = "skipped"
+        elif not shutil.which("mopidy"):
+            results["mopidy note"] = "not installed"
+        else:
+            try:
+                mport = free_port()
+                mp, m = start_mopidy(os.path.join(home, "mopidy"), media, mport)
+                wait_for("Mopidy playing 2 s", lambda: m.playing_at(2), 120, 0.05)
+                results["mopidy"] = {}
+            except (RuntimeError, TimeoutError, OSError, ValueError) as e:
+                print(f"web-face: mopidy failed to start: {e!r}", file=sys.stderr)
+                results["mopidy note"] = f"failed: {str(e)[:80]}"
+                if mp: stop(mp)
+                m = mp = None
+
+        measure_interleaved(o, t, m, results, address)
+        if m and not any(k.startswith("ws ") for k in results["mopidy"]):
+            results["mopidy note"] = "failed: its toggles"
+
+        print(f"web-face: tonearm: {o.clients} WebSocket clients for {o.seconds} s", file=sys.stderr)
+        results["tonearm"].update(asyncio.run(many_clients(t, p.pid, o.clients, o.seconds)))
+        if m:
+            try:
+                print(f"web-face: mopidy: {o.clients} WebSocket clients for {o.seconds} s", file=sys.stderr)
+                wait_for("Mopidy playing", lambda: m.playing_at(0), 30, 0.05)
+                results["mopidy"].update(asyncio.run(many_clients(m, mp.pid, o.clients, o.seconds)))
+                status, h, body = http_once(m.port, "GET", "/mopidy/")
+                results["mopidy"]["page bytes"] = int(h.get("content-length", len(body)))
+                results["mopidy"]["rss after all"] = rss_mib(mp.pid)
+            except (RuntimeError, TimeoutError, OSError, ValueError) as e:
+                print(f"web-face: mopidy failed: {e!r}", file=sys.stderr)
+            stop(mp)
+
         print("web-face: tonearm: the page's first load", file=sys.stderr)
         env = session_env(os.path.join(home, "browser"))
         env["DBUS_SESSION_BUS_ADDRESS"] = address
@@ -999,25 +1103,6 @@ def main():
         results["tonearm"]["rss after all"] = rss_mib(p.pid)
         stop(p)
         stop_all_buses()
-
-        if o.skip_mopidy:
-            results["mopidy note"] = "skipped"
-        elif not shutil.which("mopidy"):
-            results["mopidy note"] = "not installed"
-        else:
-            try:
-                mport = free_port()
-                mp, m = start_mopidy(os.path.join(home, "mopidy"), media, mport)
-                wait_for("Mopidy playing 2 s", lambda: m.playing_at(2), 120, 0.05)
-                results["mopidy"] = measure(o, m, mp.pid, None)
-                status, h, body = http_once(mport, "GET", "/mopidy/")
-                results["mopidy"]["page bytes"] = int(h.get("content-length", len(body)))
-                results["mopidy"]["rss after all"] = rss_mib(mp.pid)
-                stop(mp)
-            except (RuntimeError, TimeoutError, OSError, ValueError) as e:
-                print(f"web-face: mopidy failed: {e!r}", file=sys.stderr)
-                results.pop("mopidy", None)
-                results["mopidy note"] = f"failed: {str(e)[:80]}"
     finally:
         signal.alarm(0)
         stop_all()
@@ -1032,7 +1117,7 @@ def main():
     v = results["versions"]
     print(f"tonearm {v['tonearm']} ({v['tonearmd']}); {v['mopidy']}; {v['chromium']}; websockets {v['websockets']}, "
           f"selenium {v['selenium']}.")
-    print(f"- {o.calls} calls per kind, {o.toggles} toggles, {o.clients} clients × {o.seconds:g} s, "
+    print(f"- {o.calls} calls per kind, {o.toggles} toggles, in {o.rounds} rounds taking each server in turn, {o.clients} clients × {o.seconds:g} s, "
           f"{o.page_loads} first loads, {o.memory_runs} memory sessions per setting.")
     print(f"- MPRIS timed by dbus-monitor's own receive time; timed when its line was read here instead: "
           f"PropertiesChanged {fmt(t.get('mpris read median'))} ms, WS − MPRIS median {fmt(t.get('diff read median'))} ms, "

@@ -1,7 +1,8 @@
 // Times HTTP/1.1 round trips with nothing of an interpreter in the way, so a server's figure is the server's and the
 // kernel's: `round-trips PORT METHOD PATH BODY|- new|kept CALLS MUST-CONTAIN` prints "p50 p99" in milliseconds.
 // "new" opens a TCP connection per call (and closes it once the answer is read), "kept" sends every call on one.
-// Every answer must be 200, with a Content-Length, and contain MUST-CONTAIN.
+// Every answer must be 200, with a Content-Length, and contain MUST-CONTAIN. A last argument `all` adds a second line:
+// every timed call in milliseconds, so that several runs can be pooled.
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,10 @@ static int ascending(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 8) { fprintf(stderr, "usage: round-trips PORT METHOD PATH BODY|- new|kept CALLS MUST-CONTAIN\n"); return 2; }
+    if (argc != 8 && !(argc == 9 && strcmp(argv[8], "all") == 0)) {
+        fprintf(stderr, "usage: round-trips PORT METHOD PATH BODY|- new|kept CALLS MUST-CONTAIN [all]\n");
+        return 2;
+    }
     port = atoi(argv[1]);
     const char *method = argv[2], *path = argv[3], *body = strcmp(argv[4], "-") ? argv[4] : NULL;
     int kept = strcmp(argv[5], "kept") == 0, calls = atoi(argv[6]);
@@ -73,5 +77,9 @@ int main(int argc, char **argv) {
     }
     qsort(times, (size_t)calls, sizeof *times, ascending);
     printf("%.4f %.4f\n", times[calls / 2], times[(calls * 99) / 100]);
+    if (argc == 9) {
+        for (int i = 0; i < calls; i++) printf(i ? " %.4f" : "%.4f", times[i]);
+        printf("\n");
+    }
     return 0;
 }
