@@ -13,8 +13,8 @@
 5. the page's first load in Debian's headless Chromium (Selenium): bytes of `/`, `/app.js`, `/style.css`, and the
    time from navigation start to `#title` showing the track's title (Tonearm only).
 
-Both daemons play side by side while 1 and 2 are timed, in --rounds rounds that take each server (and each floor) in
-turn, so that the machine's drift over the run falls on all of them alike. Prints a Markdown table (tonearm | mopidy |
+Both daemons run side by side while 1 and 2 are timed, in --rounds rounds that take each server (and each floor) in
+turn, so that the machine's drift over the run falls on all of them alike; the one timed plays, the other is paused. Prints a Markdown table (tonearm | mopidy |
 tonearm ÷ mopidy | goal | met?). Never fails on a time.
 
   Benchmarks/web-face.py [--tonearmd PATH] [--calls N] [--toggles N] [--clients N] [--seconds S] [--skip-mopidy]
@@ -269,6 +269,9 @@ class Tonearm:
         s = self.state_of()
         return s["status"] == "Playing" and s["position"] >= seconds
 
+    def is_paused(self):
+        return self.state_of()["status"] == "Paused"
+
     ws_path = "/api/v1/events"
 
     def pause_request(self, pause):
@@ -313,6 +316,9 @@ class Mopidy:
     def playing_at(self, seconds):
         return self.rpc("core.playback.get_state") == "playing" and \
             (self.rpc("core.playback.get_time_position") or 0) >= seconds * 1000
+
+    def is_paused(self):
+        return self.rpc("core.playback.get_state") == "paused"
 
     ws_path = "/mopidy/ws"
 
@@ -446,11 +452,25 @@ def round_trip_samples(daemon, kind, calls):
     return [float(x) for x in answer.stdout.splitlines()[1].split()]
 
 
-def interleaved_round_trips(targets, calls, rounds):
+def hold(daemons, playing):
+    """Pauses every daemon but `playing` and plays that one (None: pauses them all), and waits until each is so: the
+    one timed plays, as a remote finds it, and the others make no noise on the machine meanwhile (Mopidy playing
+    costs 2-3 % of a core, tonearm a tenth of that; left playing, each would weigh on the other's turn unequally)."""
+    for d in daemons:
+        pause = d is not playing
+        method, path, body = d.pause_request(pause)
+        status, _, answer = http_once(d.port, method, path, body)
+        if status != 200:
+            raise RuntimeError(f"{d.name}: {path} answered {status}: {answer[:200]!r}")
+        wait_for(f"{d.name} {'paused' if pause else 'playing'}", d.is_paused if pause else lambda: d.playing_at(0), 30, 0.02)
+
+
+def interleaved_round_trips(targets, calls, rounds, daemons=()):
     """State reads of every target in turn, `rounds` times (the order reversed every other round), `calls` of each
     kind per target in all: the machine's drift over the minutes of a run then falls on every target alike, where
-    measuring one after the other put it between them. {name: {"new p50", "new p99", "kept p50", "kept p99"}}; a
-    target that fails is left out of the rounds after it."""
+    measuring one after the other put it between them. `daemons`: the players among the targets, held by `hold`
+    (a floor's turn pauses them all). {name: {"new p50", "new p99", "kept p50", "kept p99"}}; a target that fails is
+    left out of the rounds after it."""
     per = max(50, calls // rounds)
     samples = {name: {"new": [], "kept": []} for name in targets}
     failed = set()
@@ -462,6 +482,8 @@ def interleaved_round_trips(targets, calls, rounds):
             if name in failed:
                 continue
             try:
+                if daemons:
+                    hold(daemons, target if target in daemons else None)
                 for kind in ("new", "kept"):
                     samples[name][kind] += round_trip_samples(target, kind, per)
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
@@ -688,6 +710,7 @@ def interleaved_toggles(daemons, toggles, rounds):
             if name in failed:
                 continue
             try:
+                hold([d for d, _ in daemons.values()], daemon)
                 raw = asyncio.run(pause_to_event(daemon, per, bus))
                 # Toggled an even number of times: playing again before the next daemon's turn.
                 wait_for(f"{name} playing after its toggles", lambda: daemon.playing_at(0), 30, 0.05)
@@ -904,7 +927,8 @@ def measure_interleaved(o, tonearm, mopidy, results, bus_address):
         except (OSError, subprocess.CalledProcessError, ValueError) as e:
             print(f"web-face: no SwiftNIO floor: {e!r}", file=sys.stderr)
         print(f"web-face: state read round trips, {o.rounds} rounds of {', '.join(targets)}", file=sys.stderr)
-        reads = interleaved_round_trips(targets, o.calls, o.rounds)
+        players = [tonearm] + ([mopidy] if mopidy else [])
+        reads = interleaved_round_trips(targets, o.calls, o.rounds, players)
     finally:
         for f in floors:
             f.stop()
@@ -1078,12 +1102,14 @@ def main():
         if m and not any(k.startswith("ws ") for k in results["mopidy"]):
             results["mopidy note"] = "failed: its toggles"
 
+        players = [t] + ([m] if m else [])
         print(f"web-face: tonearm: {o.clients} WebSocket clients for {o.seconds} s", file=sys.stderr)
+        hold(players, t)
         results["tonearm"].update(asyncio.run(many_clients(t, p.pid, o.clients, o.seconds)))
         if m:
             try:
                 print(f"web-face: mopidy: {o.clients} WebSocket clients for {o.seconds} s", file=sys.stderr)
-                wait_for("Mopidy playing", lambda: m.playing_at(0), 30, 0.05)
+                hold(players, m)
                 results["mopidy"].update(asyncio.run(many_clients(m, mp.pid, o.clients, o.seconds)))
                 status, h, body = http_once(m.port, "GET", "/mopidy/")
                 results["mopidy"]["page bytes"] = int(h.get("content-length", len(body)))
@@ -1091,6 +1117,7 @@ def main():
             except (RuntimeError, TimeoutError, OSError, ValueError) as e:
                 print(f"web-face: mopidy failed: {e!r}", file=sys.stderr)
             stop(mp)
+            hold([t], t)
 
         print("web-face: tonearm: the page's first load", file=sys.stderr)
         env = session_env(os.path.join(home, "browser"))
