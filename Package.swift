@@ -137,7 +137,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/LocalLibrary"),
         .target(name: "MIDI", dependencies: [
-            "TonearmCore", "Lyrics",
+            "TonearmCore", "Lyrics", "RawPaths",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Plugins/MIDI"),
         .target(name: "ReceivedShares", dependencies: [
@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(name: "UPnPTests", dependencies: ["UPnP", "TonearmCore", "XMLTree"]),
         .testTarget(name: "ScrobbleTests", dependencies: ["Scrobble", "TonearmCore"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "TonearmCore"]),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TonearmCore", "TestSupport", "Lyrics", "RawPaths"]),
         .testTarget(name: "LyricsTests", dependencies: ["Lyrics", "LyricsFiles", "TagFields", "RawPaths", "TestSupport"]),
         .testTarget(name: "LocalSendTests", dependencies: [
             "LocalSend", "TonearmCore", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),

@@ -1,9 +1,10 @@
 import Foundation
+import RawPaths
 import Synchronization
 import TonearmCore
 
 /// Parsed MIDI files, remembered by path and checked against size and modification time, so a folder listed
-/// twice is read once. Safe from any thread.
+/// twice is read once. Paths are their bytes: a name need not be UTF-8. Safe from any thread.
 final class MIDICatalog: Sendable {
     /// Extensions of MIDI files (compared lowercased); other files count when their content says MIDI.
     static let extensions: Set<String> = ["mid", "midi", "kar", "smf", "rmi"]
@@ -19,19 +20,19 @@ final class MIDICatalog: Sendable {
         var info: MIDIFileInfo
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[RawPath: Entry]>([:])
 
     /// Whether the file is a MIDI file by name or by its first bytes.
-    static func isMIDI(path: String, name: String) -> Bool {
-        if extensions.contains((name as NSString).pathExtension.lowercased()) { return true }
+    static func isMIDI(path: RawPath) -> Bool {
+        if extensions.contains(path.lowercasedExtension) { return true }
         guard let head = FileBytes.prefix(path, count: 12) else { return false }
         return SMFReader.hasMIDISignature(head)
     }
 
     /// The parsed file at `path` (read now unless remembered and unchanged); nil when there is no file.
-    func parse(_ path: String) -> Result<Parsed, SMFError>? {
+    func parse(_ path: RawPath) -> Result<Parsed, SMFError>? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard path.withCString({ stat($0, &info) }) == 0 else { return nil }
         let size = Int(info.st_size)
         let modified = info.st_mtim
         if let known = entries.withLock({ $0[path] }), known.size == size,
@@ -41,7 +42,7 @@ final class MIDICatalog: Sendable {
         let karaoke = Self.isKaraoke(path)
         let result: Result<Parsed, SMFError>
         do {
-            let file = try SMFReader.read(contentsOf: URL(fileURLWithPath: path))
+            let file = try SMFReader.read(contentsOf: path)
             result = .success(Parsed(file: file, info: MIDIFileInfo(file, karaoke: karaoke)))
         } catch {
             result = .failure(error)
@@ -51,12 +52,12 @@ final class MIDICatalog: Sendable {
     }
 
     /// A `.kar` name: its text events are the words.
-    static func isKaraoke(_ path: String) -> Bool {
-        (path as NSString).pathExtension.lowercased() == "kar"
+    static func isKaraoke(_ path: RawPath) -> Bool {
+        path.lowercasedExtension == "kar"
     }
 
     /// Parses many files at once on every core (a folder of thousands lists in one go).
-    func parseAll(_ paths: [String]) -> [Result<Parsed, SMFError>?] {
+    func parseAll(_ paths: [RawPath]) -> [Result<Parsed, SMFError>?] {
         let results = Mutex([Result<Parsed, SMFError>?](repeating: nil, count: paths.count))
         DispatchQueue.concurrentPerform(iterations: paths.count) { i in
             let parsed = parse(paths[i])

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import Logging
 import Lyrics
 import Synchronization
@@ -42,33 +43,36 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
 
     // MARK: SourcePlugin
 
+    /// By the path's bytes: Foundation's `URL.path` is empty for a name that is not UTF-8 (a Latin-1 `é`).
     public func canResolve(_ uri: URL) -> Bool {
-        uri.isFileURL && MIDICatalog.isMIDI(path: uri.path, name: uri.lastPathComponent)
+        guard uri.isFileURL, let path = RawPath(fileURL: uri) else { return false }
+        return MIDICatalog.isMIDI(path: path)
     }
 
     public func resolve(_ uri: URL) async throws -> TrackMetadata {
-        let path = uri.path
+        guard let path = RawPath(fileURL: uri) else { throw TonearmError.noSuchFile(uri.absoluteString) }
         var info = stat()
-        guard stat(path, &info) == 0 else { throw TonearmError.noSuchFile(path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path) }
-        guard access(path, R_OK) == 0 else { throw TonearmError.notReadable(path) }
+        guard path.withCString({ stat($0, &info) }) == 0 else { throw TonearmError.noSuchFile(path.string) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw TonearmError.notAFile(path.string) }
+        guard path.withCString({ access($0, R_OK) }) == 0 else { throw TonearmError.notReadable(path.string) }
         try SoundFont.validate(settings.soundFont)
         let parsed = try await parsed(path)
-        var metadata = Self.metadata(uri: uri.absoluteString, path: path, info: parsed.info)
+        var metadata = Self.metadata(uri: uri.absoluteString, stem: path.stem, info: parsed.info)
         metadata.seeksDespiteQuery = true
-        let stat = info
+        let fileInfo = info
         metadata.streamURL = try await onWorkQueue { [renditions] in
             do {
-                return try renditions.url(for: path, info: stat, file: parsed.file)?.absoluteString
+                return try renditions.url(for: path, info: fileInfo, file: parsed.file)?.absoluteString
             } catch {
-                throw TonearmError(.renditionFailed, "cannot prepare \(path) for playback: \(error)")
+                throw TonearmError(.renditionFailed, "cannot prepare \(path.string) for playback: \(error)")
             }
         }
         return metadata
     }
 
     public func verify(_ uri: URL) async throws {
-        _ = try await parsed(uri.path)
+        guard let path = RawPath(fileURL: uri) else { throw TonearmError.noSuchFile(uri.absoluteString) }
+        _ = try await parsed(path)
     }
 
     public func trackStarted(_ metadata: TrackMetadata) async {
@@ -81,8 +85,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
     /// The words of the MIDI file at `url`, timed as the listener hears them (the rendition keeps the tempo map's
     /// times); nil when it is not a MIDI file or has none.
     public func lyrics(for url: URL) async -> Lyrics? {
-        guard canResolve(url) else { return nil }
-        let path = url.path
+        guard canResolve(url), let path = RawPath(fileURL: url) else { return nil }
         return try? await onWorkQueue { [catalog] in
             guard case .success(let parsed)? = catalog.parse(path) else { return nil }
             return MIDILyrics.extract(parsed.file, karaoke: MIDICatalog.isKaraoke(path))
@@ -102,11 +105,11 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
             for child in try Browse.diskEntries(of: folder) {
                 if child.isFolder {
                     entries.append(.folder(child.name, path: folder.childPath(child.name)))
-                } else if child.isRegularFile, MIDICatalog.isMIDI(path: child.url.path, name: child.name) {
+                } else if child.isRegularFile, MIDICatalog.isMIDI(path: RawPath(child.url.path)) {
                     files.append((child.name, child.url.path))
                 }
             }
-            let parsed = catalog.parseAll(files.map(\.path))
+            let parsed = catalog.parseAll(files.map { RawPath($0.path) })
             for (file, result) in zip(files, parsed) {
                 guard let outcome = result else { continue } // vanished meanwhile
                 entries.append(Self.entry(name: file.name, relativePath: folder.childPath(file.name), path: file.path, outcome: outcome))
@@ -119,7 +122,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         try checkRoot(root)
         let file = try resolveFile(path)
         return try await onWorkQueue { [self] in
-            guard let outcome = catalog.parse(file.url.path) else { throw TonearmError.noSuchFile(file.relative) }
+            guard let outcome = catalog.parse(RawPath(file.url.path)) else { throw TonearmError.noSuchFile(file.relative) }
             return Self.entry(name: file.url.lastPathComponent, relativePath: file.relative, path: file.url.path, outcome: outcome)
         }
     }
@@ -188,13 +191,13 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         }
     }
 
-    private func parsed(_ path: String) async throws -> MIDICatalog.Parsed {
+    private func parsed(_ path: RawPath) async throws -> MIDICatalog.Parsed {
         try await onWorkQueue { [catalog] in
-            guard let outcome = catalog.parse(path) else { throw TonearmError.noSuchFile(path) }
+            guard let outcome = catalog.parse(path) else { throw TonearmError.noSuchFile(path.string) }
             switch outcome {
             case .success(let parsed): return parsed
             case .failure(let error):
-                throw TonearmError(.invalidMIDIFile, "\(path): \(error.message)")
+                throw TonearmError(.invalidMIDIFile, "\(path.string): \(error.message)")
             }
         }
     }
@@ -203,8 +206,8 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         try await work.run(body)
     }
 
-    static func metadata(uri: String, path: String, info: MIDIFileInfo) -> TrackMetadata {
-        var metadata = TrackMetadata(url: uri, title: info.title ?? stem(path))
+    static func metadata(uri: String, stem: String, info: MIDIFileInfo) -> TrackMetadata {
+        var metadata = TrackMetadata(url: uri, title: info.title ?? stem)
         metadata.length = Int64((info.duration * 1_000_000).rounded())
         metadata.genres = []
         return metadata

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import TonearmCore
 
 /// GStreamer's midiparse (1.22) times every event by its tick and the tempo in force *now*, so a tempo change
@@ -73,11 +74,12 @@ struct RenditionCache: Sendable {
     let folder: URL
 
     /// The URL of the playable rendition of the file at `path`, written now when missing.
-    func url(for path: String, info: stat, file: StandardMIDIFile) throws -> URL? {
+    func url(for path: RawPath, info: stat, file: StandardMIDIFile) throws -> URL? {
         guard let playable = Rendition.playable(file) else { return nil }
-        let key = "\(path)\0\(info.st_size)\0\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        // The path's bytes, then size and time: for a UTF-8 path, the same key as when paths were Strings.
+        let key = path.bytes + Array("\0\(info.st_size)\0\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)".utf8)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         let url = folder.appendingPathComponent(String(hash, radix: 16) + ".mid")
         if access(url.path, R_OK) != 0 {
             try AtomicFile.write(Data(SMFWriter.bytes(playable)), to: url)

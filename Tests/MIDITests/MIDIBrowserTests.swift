@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 import TestSupport
 import Testing
 import TonearmCore
@@ -180,6 +181,26 @@ struct MIDIFolder {
         #expect(metadata.streamURL == nil)
         await source.trackStarted(metadata)
         #expect(try await source.resume(root: "midi").selected == "Hit.mid")
+    }
+
+    /// Foundation's `URL.path` of a Latin-1 name is empty: the plugin names the file by its path's bytes.
+    @Test func aFileNamedInLatin1ResolvesByItsURI() async throws {
+        let m = try MIDIFolder()
+        let made = try m.song("made.mid")
+        let raw = RawPath(bytes: Array(m.root.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(".mid".utf8))
+        try #require(raw.withCString { rename(made.path, $0) } == 0)
+        defer { _ = raw.withCString { unlink($0) } }
+        let uri = try #require(URL(string: "file://\(m.root.path)/caf%E9.mid")) // the folder's name is plain ASCII
+        #expect(uri.path.isEmpty)
+        let source = m.source()
+        #expect(source.canResolve(uri))
+        try SoundFont.validate(SoundFont.debianDefault)
+        let metadata = try await source.resolve(uri)
+        #expect(metadata.url == uri.absoluteString)
+        #expect(metadata.title == "caf\u{FFFD}")
+        #expect(metadata.length == 2_000_000)
+        try await source.verify(uri)
+        #expect(!source.canResolve(try #require(URL(string: "file://\(m.root.path)/caf%E9.txt"))))
     }
 
     @Test func resolveRefusesBadFilesAndBadSoundFonts() async throws {

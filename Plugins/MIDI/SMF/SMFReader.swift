@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 
 /// Why some bytes are not a Standard MIDI File, saying what is wrong and where
 /// ("track 3: chunk length 9000 runs past end of file at byte 812").
@@ -13,9 +14,15 @@ public struct SMFError: Error, Sendable, Equatable, CustomStringConvertible {
 public enum SMFReader {
     /// Parses a whole file.
     public static func read(contentsOf url: URL) throws(SMFError) -> StandardMIDIFile {
+        guard let path = RawPath(fileURL: url) else { throw SMFError("not a file URL: \(url.absoluteString)") }
+        return try read(contentsOf: path)
+    }
+
+    /// The file named by its path's bytes (which need not be UTF-8).
+    public static func read(contentsOf path: RawPath) throws(SMFError) -> StandardMIDIFile {
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(url)
+            bytes = try FileBytes.read(path)
         } catch {
             throw SMFError(error.message)
         }
@@ -229,9 +236,9 @@ enum FileBytes {
     /// Real MIDI files are kilobytes; a huge file with a MIDI name is not read into memory.
     static let limit = 64 * 1_048_576
 
-    static func read(_ url: URL) throws(Failure) -> [UInt8] {
-        let path = url.path
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) // a FIFO must not block the open
+    static func read(_ raw: RawPath) throws(Failure) -> [UInt8] {
+        let path = raw.string
+        let fd = raw.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } // a FIFO must not block the open
         guard fd >= 0 else { throw Failure(message: "cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
@@ -256,8 +263,8 @@ enum FileBytes {
     }
 
     /// Up to `count` first bytes, or nil when the file cannot be read.
-    static func prefix(_ path: String, count: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    static func prefix(_ path: RawPath, count: Int) -> [UInt8]? {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var out = [UInt8](repeating: 0, count: count)
