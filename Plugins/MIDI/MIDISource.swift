@@ -101,15 +101,15 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         let folder = try Browse.resolve(path, under: settings.folder)
         return try await onWorkQueue { [self] in
             var entries: [BrowseEntry] = []
-            var files: [(name: String, path: String)] = []
+            var files: [(name: String, path: RawPath)] = []
             for child in try Browse.diskEntries(of: folder) {
                 if child.isFolder {
                     entries.append(.folder(child.name, path: folder.childPath(child.name)))
-                } else if child.isRegularFile, MIDICatalog.isMIDI(path: RawPath(child.url.path)) {
-                    files.append((child.name, child.url.path))
+                } else if child.isRegularFile, MIDICatalog.isMIDI(path: child.path) {
+                    files.append((child.name, child.path))
                 }
             }
-            let parsed = catalog.parseAll(files.map { RawPath($0.path) })
+            let parsed = catalog.parseAll(files.map(\.path))
             for (file, result) in zip(files, parsed) {
                 guard let outcome = result else { continue } // vanished meanwhile
                 entries.append(Self.entry(name: file.name, relativePath: folder.childPath(file.name), path: file.path, outcome: outcome))
@@ -123,7 +123,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         let file = try resolveFile(path)
         return try await onWorkQueue { [self] in
             guard let outcome = catalog.parse(RawPath(file.url.path)) else { throw TonearmError.noSuchFile(file.relative) }
-            return Self.entry(name: file.url.lastPathComponent, relativePath: file.relative, path: file.url.path, outcome: outcome)
+            return Self.entry(name: file.url.lastPathComponent, relativePath: file.relative, path: RawPath(file.url.path), outcome: outcome)
         }
     }
 
@@ -217,7 +217,7 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 
-    static func entry(name: String, relativePath: String, path: String, outcome: Result<MIDICatalog.Parsed, SMFError>) -> BrowseEntry {
+    static func entry(name: String, relativePath: String, path: RawPath, outcome: Result<MIDICatalog.Parsed, SMFError>) -> BrowseEntry {
         switch outcome {
         case .failure(let error):
             return BrowseEntry(name: name, path: relativePath, isFolder: false, title: stem(name), extra: ["error": .string(error.message)])
@@ -234,7 +234,9 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
             if let time = info.timeSignature { extra["timeSignature"] = .string(time) }
             if let key = info.keySignature { extra["keySignature"] = .string(key) }
             if let bpm = info.initialBPM { extra["tempo"] = .double((bpm * 100).rounded() / 100) }
-            return BrowseEntry(name: name, path: relativePath, isFolder: false, uri: URL(fileURLWithPath: path).absoluteString,
+            // Foundation's encoding, as before, where it can name the file; the path's bytes where it cannot.
+            let uri = path.isValidUTF8 ? URL(fileURLWithPath: path.string).absoluteString : path.uri
+            return BrowseEntry(name: name, path: relativePath, isFolder: false, uri: uri,
                                title: info.title ?? stem(name), duration: info.duration, extra: extra)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RawPaths
 import TestSupport
 import Testing
 import TonearmCore
@@ -28,6 +29,19 @@ import TonearmCore
         #expect(try await library.list(root: "library-Jazz", path: "").map(\.title) == ["Solo"])
 
         await #expect(throws: TonearmError.self) { try await library.list(root: "library", path: "") }
+
+        // A file whose name is not UTF-8 (a Latin-1 é) is listed with the URI that plays it; such a folder is not,
+        // as no relative path can name it.
+        _ = try writeRaw(wavBytes(seconds: 0.1), folder: folders[2], name: Array("caf".utf8) + [0xE9] + Array(".wav".utf8))
+        _ = try writeRaw(wavBytes(seconds: 0.1), folder: folders[2].appendingPathComponent("Ok"), name: Array("x.wav".utf8))
+        let latin1Folder = RawPath(folders[2].path).appending(Array("d".utf8) + [0xE9] + Array("j".utf8))
+        #expect(latin1Folder.withCString { mkdir($0, 0o755) } == 0)
+        try await library.scan()
+        let jazz = try await library.list(root: "library-Jazz", path: "")
+        #expect(jazz.filter(\.isFolder).map(\.path) == ["Ok"])
+        let cafe = try #require(jazz.first { $0.uri?.hasSuffix("/caf%E9.wav") == true }, "\(jazz)")
+        #expect(cafe.path == "caf\u{FFFD}.wav")
+        #expect((cafe.duration ?? 0) > 0)
         do {
             _ = try await library.list(root: "library-Jazz", path: "../a")
             Issue.record("'..' must be refused")

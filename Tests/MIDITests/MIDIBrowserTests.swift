@@ -201,6 +201,11 @@ struct MIDIFolder {
         #expect(metadata.length == 2_000_000)
         try await source.verify(uri)
         #expect(!source.canResolve(try #require(URL(string: "file://\(m.root.path)/caf%E9.txt"))))
+        // Listed in its folder with the URI that plays it.
+        let listed = try await source.list(root: "midi", path: "")
+        let entry = try #require(listed.first { $0.uri == uri.absoluteString }, "\(listed)")
+        #expect(entry.title == "caf\u{FFFD}")
+        #expect(entry.duration == 2)
     }
 
     @Test func resolveRefusesBadFilesAndBadSoundFonts() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import RawPaths
 
 /// One top-level folder a source offers for browsing (`org.tonearm.Browser1`).
 public struct BrowseRoot: Sendable, Equatable, Codable {
@@ -236,16 +237,20 @@ public enum Browse {
 
     /// A child of a folder on disk.
     public struct DiskEntry: Sendable, Equatable {
+        /// The name as text (a byte that is not UTF-8 shows as U+FFFD).
         public var name: String
         /// Inside the folder's `url` (symlinks kept).
         public var url: URL
+        /// The same, as the bytes that name the file (`url` cannot name one whose name is not UTF-8).
+        public var path: RawPath
         /// After following symbolic links.
         public var isFolder: Bool
         public var isRegularFile: Bool
     }
 
     /// The visible children of `folder` that stay inside its root: hidden names, dangling links and links that
-    /// lead outside the root are left out. Unordered.
+    /// lead outside the root are left out. Unordered. A file whose name is not UTF-8 (a Latin-1 rip's) is listed, to
+    /// be played by its path's bytes; such a folder is left out, as no relative path can name it.
     public static func diskEntries(of folder: ResolvedFolder) throws -> [DiskEntry] {
         guard let dir = opendir(folder.url.path) else {
             throw TonearmError.noSuchFolder(folder.relativePath, "cannot read folder (\(String(cString: strerror(errno))))")
@@ -257,14 +262,16 @@ public enum Browse {
             let name = String(decoding: bytes, as: UTF8.self)
             if name.isEmpty || isHidden(name) { continue }
             let url = folder.url.appendingPathComponent(name)
+            let path = RawPath(folder.url.path).appending(bytes)
             var info = stat()
-            guard stat(url.path, &info) == 0 else { continue }
+            guard path.withCString({ stat($0, &info) }) == 0 else { continue }
             let mode = info.st_mode & S_IFMT
+            if mode == S_IFDIR, !path.isValidUTF8 { continue }
             var link = stat()
-            if lstat(url.path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK {
+            if path.withCString({ lstat($0, &link) }) == 0, (link.st_mode & S_IFMT) == S_IFLNK {
                 guard let real = realPath(url), isWithin(real, folder.realRoot) else { continue }
             }
-            out.append(DiskEntry(name: name, url: url, isFolder: mode == S_IFDIR, isRegularFile: mode == S_IFREG))
+            out.append(DiskEntry(name: name, url: url, path: path, isFolder: mode == S_IFDIR, isRegularFile: mode == S_IFREG))
         }
         return out
     }
