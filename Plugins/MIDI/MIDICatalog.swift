@@ -25,7 +25,7 @@ final class MIDICatalog: Sendable {
     /// Whether the file is a MIDI file by name or by its first bytes.
     static func isMIDI(path: RawPath) -> Bool {
         if extensions.contains(path.lowercasedExtension) { return true }
-        guard let head = FileBytes.prefix(path, count: 12) else { return false }
+        guard let head = path.contents(upTo: 12) else { return false }
         return SMFReader.hasMIDISignature(head)
     }
 

@@ -18,7 +18,7 @@ public enum SoundFont {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw TonearmError(.invalidSoundFont, "the SoundFont \(path) is not a file")
         }
-        guard let head = FileBytes.prefix(RawPath(path), count: 12) else {
+        guard let head = RawPath(path).contents(upTo: 12) else {
             throw TonearmError(.invalidSoundFont, "the SoundFont \(path) cannot be read (\(String(cString: strerror(errno))))")
         }
         guard head.count == 12, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("sfbk".utf8) else {

@@ -196,6 +196,13 @@ extension RawPath {
         return [slash] + Array(components.joined(separator: [slash]))
     }
 
+    /// The working directory's path as getcwd gives it ("/" when it cannot).
+    public static var currentDirectory: [UInt8] {
+        guard let pointer = getcwd(nil, 0) else { return [UInt8(ascii: "/")] }
+        defer { free(pointer) }
+        return bytes(ofCString: pointer)
+    }
+
     /// The bytes this process was given for `argument`: Swift's `CommandLine.arguments` puts U+FFFD in place of bytes
     /// that are not UTF-8 (a Latin-1 file name a shell completed), C's `argv` keeps them. The argument's UTF-8 when no
     /// such entry of `argv` reads as it.
@@ -211,9 +218,10 @@ extension RawPath {
 }
 
 extension RawPath {
-    /// The first `count` bytes of the file (fewer where it ends); nil when it cannot be opened or read.
+    /// The first `count` bytes of the file (fewer where it ends); nil when it cannot be opened or read. A FIFO named
+    /// so neither blocks the open nor waits for a writer.
     public func contents(upTo count: Int) -> [UInt8]? {
-        let fd = withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        let fd = withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var result: [UInt8] = []

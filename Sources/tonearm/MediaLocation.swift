@@ -116,11 +116,7 @@ enum MediaLocation {
 
     /// `workingDirectory` as its bytes (a folder's name need not be UTF-8).
     static func workingDirectoryBytes() -> [UInt8] {
-        var physical: [UInt8] = [UInt8(ascii: "/")]
-        if let cwd = getcwd(nil, 0) {
-            physical = RawPath.bytes(ofCString: cwd)
-            free(cwd)
-        }
+        let physical = RawPath.currentDirectory
         if let variable = getenv("PWD") as UnsafeMutablePointer<CChar>?, case let pwd = RawPath.bytes(ofCString: variable),
            pwd.first == UInt8(ascii: "/"), sameFile(RawPath(bytes: pwd), RawPath(bytes: physical))
         {

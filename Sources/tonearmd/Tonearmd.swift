@@ -72,12 +72,7 @@ struct Tonearmd: AsyncParsableCommand {
         }
         // A name that is not UTF-8 (a Latin-1 rip's, or its folder's) has no Swift String: C's argv and getcwd give
         // its bytes.
-        var cwd: [UInt8] = [UInt8(ascii: "/")]
-        if let pointer = getcwd(nil, 0) {
-            cwd = RawPath.bytes(ofCString: pointer)
-            free(pointer)
-        }
-        let absolute = RawPath.absolute(RawPath.commandLineBytes(of: argument), relativeTo: cwd)
+        let absolute = RawPath.absolute(RawPath.commandLineBytes(of: argument), relativeTo: RawPath.currentDirectory)
         if String(validating: absolute, as: UTF8.self) == nil { return RawPath(bytes: absolute).uri }
         let path = argument.hasPrefix("/") ? argument : FileManager.default.currentDirectoryPath + "/" + argument
         return URL(fileURLWithPath: path).standardizedFileURL.absoluteString

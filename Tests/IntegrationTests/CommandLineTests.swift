@@ -53,13 +53,8 @@ import Testing
     /// to the working directory: Swift's own arguments hold U+FFFD there, the URI must carry the byte (`%E9`).
     @Test func aFileNamedInLatin1PlaysFromTheCommandLine() async throws {
         let d = try Daemon()
-        try d.sine("made.wav", seconds: 30)
-        let folder = d.media.url.path
-        // Named by the shell: no Swift String can name the file.
-        let renamed = try await d.run("/bin/sh", ["-c", "mv \"$0/made.wav\" \"$0/$(printf 'caf\\351.wav')\"", folder])
-        try #require(renamed.status == 0, "\(renamed.out)")
-        // Foundation cannot remove what it cannot name.
-        defer { _ = RawPath(bytes: Array("\(folder)/caf".utf8) + [0xE9] + Array(".wav".utf8)).withCString { unlink($0) } }
+        let (folder, file) = try await Self.latin1WAV(in: d)
+        defer { Self.remove(file) }
         try await d.start()
         let tonearm = Daemon.binDirectory.appendingPathComponent("tonearm").path
         let played = try await d.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" play \"$(printf 'caf\\351.wav')\"", tonearm, folder])
@@ -78,11 +73,8 @@ import Testing
     /// byte, and a file named so played nothing.
     @Test func aFileNamedInLatin1PlaysFromTheDaemonsCommandLine() async throws {
         let d = try Daemon()
-        try d.sine("made.wav", seconds: 30)
-        let folder = d.media.url.path
-        let renamed = try await d.run("/bin/sh", ["-c", "mv \"$0/made.wav\" \"$0/$(printf 'caf\\351.wav')\"", folder])
-        try #require(renamed.status == 0, "\(renamed.out)")
-        defer { _ = RawPath(bytes: Array("\(folder)/caf".utf8) + [0xE9] + Array(".wav".utf8)).withCString { unlink($0) } }
+        let (folder, file) = try await Self.latin1WAV(in: d)
+        defer { Self.remove(file) }
         // A shell names the file, relative to the daemon's working directory, after the harness's own arguments.
         let launcher = d.home.file("tonearmd-with-latin1-file")
         let tonearmd = Daemon.binDirectory.appendingPathComponent("tonearmd").path
@@ -98,6 +90,19 @@ import Testing
             return url == uri && status == "Playing"
         }
     }
+
+    /// `caf\xE9.wav` (30 s) in the daemon's media folder, named by the shell: no Swift String can name it. The folder's
+    /// path (plain ASCII) and the file's.
+    static func latin1WAV(in d: Daemon) async throws -> (folder: String, file: RawPath) {
+        try d.sine("made.wav", seconds: 30)
+        let folder = d.media.url.path
+        let renamed = try await d.run("/bin/sh", ["-c", "mv \"$0/made.wav\" \"$0/$(printf 'caf\\351.wav')\"", folder])
+        try #require(renamed.status == 0, "\(renamed.out)")
+        return (folder, RawPath(bytes: Array("\(folder)/caf".utf8) + [0xE9] + Array(".wav".utf8)))
+    }
+
+    /// Foundation cannot remove what it cannot name.
+    static func remove(_ file: RawPath) { _ = file.withCString { unlink($0) } }
 
     @Test func statusFollowPrintsALineForEachTick() async throws {
         let d = try Daemon()

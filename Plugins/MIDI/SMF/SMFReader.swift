@@ -261,16 +261,4 @@ enum FileBytes {
         if done < out.count { out.removeLast(out.count - done) }
         return out
     }
-
-    /// Up to `count` first bytes, or nil when the file cannot be read.
-    static func prefix(_ path: RawPath, count: Int) -> [UInt8]? {
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var out = [UInt8](repeating: 0, count: count)
-        let n = out.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress!, count) }
-        guard n >= 0 else { return nil }
-        out.removeLast(count - n)
-        return out
-    }
 }
