@@ -54,11 +54,12 @@ extension DaemonOptions {
         let parts = try Components(settings: settings, plugins: plugins, dirs: dirs, sinkFromCommandLine: audioSink != nil,
                                    connection: bus.connection, shutdown: shutdown, logger: logger)
 
-        // The engine is built alongside from the start. Every other service starts in this order, each once the one
-        // before it has started, and the group stops them in the reverse one: the player stops (and saves) last.
+        // The engine is built alongside from the start when the command line names files, else at the first Play. Every
+        // other service starts in this order, each once the one before it has started, and the group stops them in the
+        // reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
         let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
-        parts.engine.begin()
+        parts.engine.begin(now: !files.isEmpty)
         await parts.player.start()
         await start.restoreEarly(answeringReadsOn: bus.connection)
         await start.queueFiles()

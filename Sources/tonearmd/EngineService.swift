@@ -6,9 +6,9 @@ import ServiceLifecycle
 import Synchronization
 import TonearmCore
 
-/// Builds the GStreamer engine (registry, playbin, the sink: the slowest part of a start) on a thread of its own and
-/// attaches it to the deferred engine, through which the player answers meanwhile. An output that cannot be built
-/// ends the daemon the graceful way, and `failure` says why.
+/// Builds the GStreamer engine (registry, playbin, the sink: the slowest part of a start, and 3 MiB of a daemon's 10)
+/// on a thread of its own, when there is something to play, and attaches it to the deferred engine, through which the
+/// player answers meanwhile. An output that cannot be built ends the daemon the graceful way, and `failure` says why.
 final class EngineService: DaemonService {
     let deferred: DeferredEngine
     let output: AudioOutput
@@ -17,7 +17,9 @@ final class EngineService: DaemonService {
     let shutdown: Shutdown
     let logger: Logger
     private let failed = Mutex<String?>(nil)
-    /// Reached once the engine is attached, or could not be built: GStreamer's set-up is over either way.
+    private let started = Atomic(false)
+    /// Reached once the start's GStreamer set-up is over: the engine attached, or not buildable, or left until
+    /// something is to be heard.
     let settled = Milestone()
 
     init(deferred: DeferredEngine, output: AudioOutput, elementSettings: [String: [String: String]], shutdown: Shutdown,
@@ -34,10 +36,19 @@ final class EngineService: DaemonService {
     /// Why the audio output could not be built, if it could not.
     var failure: String? { failed.withLock { $0 } }
 
-    /// Starts building the engine: the daemon does so as soon as the parts exist, before the player queues the command
-    /// line's files, so GStreamer's set-up and the reading of their tags overlap. As a service it only holds its place
-    /// in the group until shutdown.
-    func begin() {
+    /// Starts building the engine now (`now`: the command line named files, so GStreamer's set-up and the reading of
+    /// their tags overlap) or once the player first has something to be heard: an idle daemon (a restored queue holds
+    /// paused) never sets GStreamer up, and an output that cannot be built is then found at that first Play. As a
+    /// service it only holds its place in the group until shutdown.
+    func begin(now: Bool) {
+        guard !now else { return startBuilding() }
+        deferred.buildWhenNeeded { [self] in startBuilding() }
+        settled.reach()
+    }
+
+    private func startBuilding() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        logger.debug("building the audio engine")
         // Not awaited: GStreamer's set-up cannot be cancelled, and a shutdown meanwhile must not wait for it (the
         // deferred engine, shut down by then, shuts an engine attached late down at once).
         Task.detached(priority: .userInitiated) { await self.build() }

@@ -204,14 +204,60 @@ import Testing
 
     @Test func aBadAudioOutputIsABadArgumentAndFreesTheName() async throws {
         let d = try Daemon()
-        let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", "nosuchelement ! fakesink"],
+        let song = try d.sine("song.wav", seconds: 1)
+        let bad = "nosuchelement ! fakesink"
+        // Files to play: the engine is built at once, and the start stops.
+        let run = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearmd").path, ["--audio-sink", bad, song],
                                        environment: d.environment)
         #expect(run.status == 2, "\(run.err)")
-        #expect(run.err.contains("cannot build the audio output 'nosuchelement ! fakesink'"), "\(run.err)")
+        #expect(run.err.contains("cannot build the audio output '\(bad)'"), "\(run.err)")
         // It took its name before GStreamer was set up; exiting gives it back, so a good start follows.
         #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+
+        // Idle, nothing is built before something is to be heard: the start answers, the first Play finds the output
+        // bad and stops the daemon the same way.
+        // (The song it was given is kept, held paused: a start that stops loses nothing.)
+        try await d.start(sink: bad)
+        #expect(try await d.status() == "Paused")
+        _ = try? await d.call(Daemon.player, "OpenUri", [.string(URL(fileURLWithPath: song).absoluteString)])
+        #expect(await d.process?.wait() == 2)
+        #expect(d.log.contains("cannot build the audio output '\(bad)'"), "\(d.log)")
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
         try await d.start()
+        #expect(try await d.status() == "Paused")
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "song")
+    }
+
+    /// An idle daemon does not set GStreamer up (playbin, the sink and their plugins: a third of its memory): the
+    /// engine is built at the first Play, once.
+    @Test func anIdleStartBuildsTheEngineOnlyAtTheFirstPlay() async throws {
+        let d = try Daemon()
+        let first = try d.sine("first.wav", seconds: 30), second = try d.sine("second.wav", seconds: 30)
+        try await d.start(["--verbose"])
+        let pid = try #require(d.process?.pid)
         #expect(try await d.status() == "Stopped")
+        #expect(try await d.tonearm("status").status == 0)
+        #expect(try await d.get("org.mpris.MediaPlayer2", "SupportedMimeTypes").arrayValue?.isEmpty == false)
+        #expect(Self.enginesBuilt(d) == 0)
+        #expect(!Self.mappedFiles(pid).contains("libgstplayback"), "playbin's plugin is loaded while idle")
+
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(URL(fileURLWithPath: first).absoluteString)])
+        try await d.waitFor("playing") { try await d.position() > 100_000 }
+        #expect(Self.mappedFiles(pid).contains("libgstplayback"))
+        _ = try await d.call(Daemon.player, "OpenUri", [.string(URL(fileURLWithPath: second).absoluteString)])
+        try await d.waitFor("the second playing") { try await d.metadata()["xesam:title"]?.stringValue == "second" }
+        #expect(Self.enginesBuilt(d) == 1)
+    }
+
+    static func enginesBuilt(_ d: Daemon) -> Int {
+        d.log.components(separatedBy: "\n").filter { $0.contains("building the audio engine") }.count
+    }
+
+    /// The files a process has mapped (its /proc maps, read to the end: the file says its size is 0).
+    static func mappedFiles(_ pid: pid_t) -> String {
+        guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return "" }
+        defer { try? file.close() }
+        return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
     }
 
     @Test(arguments: [

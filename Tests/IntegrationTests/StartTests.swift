@@ -133,7 +133,8 @@ import Testing
         let types = properties["SupportedMimeTypes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(types.contains("audio/x-wav") && types.contains("application/ogg"), "\(types)")
         #expect(properties["Identity"]?.stringValue == "Tonearm")
-        try await d.waitFor("the engine") { Self.enginesReady(d) == 1 }
+        // The registry was read for them; the engine is not built, with nothing to be heard.
+        #expect(Self.enginesReady(d) == 0)
     }
 
     /// GStreamer's plugin scanner, as Debian installs it.

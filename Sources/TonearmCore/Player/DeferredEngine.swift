@@ -8,6 +8,7 @@ import Synchronization
 /// came to (the item, paused or playing, its position, rate, volume, gains, the hand-over provider) to the real engine,
 /// and from then on every call passes straight through. An output switched to meanwhile is connected at once (a
 /// Snapcast FIFO or socket needs no GStreamer) and its sink built when the engine comes, before anything plays.
+/// Nothing needs the real engine before something is to be heard: `buildWhenNeeded` says when to build it.
 public final class DeferredEngine: PlaybackControl, Sendable {
     private struct State {
         // Never ticked: a track waiting for the engine does not time out.
@@ -23,6 +24,9 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         var chosenOutput: PreparedOutput?
         /// Events of the machine, to hand on outside the lock.
         var pending: [PlaybackEvent] = []
+        /// Whether something was to be heard (a Play, a track loaded to play) before `attach`.
+        var isNeeded = false
+        var whenNeeded: (@Sendable () -> Void)?
     }
     private let state = Mutex(State())
     private let startOutput: AudioOutput
@@ -71,16 +75,32 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         }
     }
 
+    /// Runs `build` once, as soon as something is to be heard (at once if it already is): an idle daemon never sets
+    /// GStreamer up, and the first Play pays for it.
+    public func buildWhenNeeded(_ build: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            guard s.real == nil, !s.isShutDown else { return false }
+            if s.isNeeded { return true }
+            s.whenNeeded = build
+            return false
+        }
+        if now { build() }
+    }
+
     /// The real engine, or nil with `command` applied to the machine (under the same lock, so nothing asked before
     /// `attach` is lost and nothing after it goes to the machine).
     private func route(_ command: (inout State) -> Void) -> (any PlaybackControl)? {
-        let (real, events) = state.withLock { s -> ((any PlaybackControl)?, [PlaybackEvent]) in
-            if let real = s.real { return (real, []) }
+        let (real, events, build) = state.withLock { s -> ((any PlaybackControl)?, [PlaybackEvent], (@Sendable () -> Void)?) in
+            if let real = s.real { return (real, [], nil) }
             command(&s)
             defer { s.pending = [] }
-            return (nil, s.pending)
+            guard !s.isNeeded, s.machine.snapshot.status == .playing else { return (nil, s.pending, nil) }
+            s.isNeeded = true
+            defer { s.whenNeeded = nil }
+            return (nil, s.pending, s.whenNeeded)
         }
         for event in events { continuation.yield(PlaybackReport(event)) }
+        build?()
         return real
     }
 
