@@ -61,12 +61,24 @@ import TonearmCore
         #expect(requests.value == 1)
     }
 
+    @Test func aWarmUpBuildsOnceAheadOfThePlay() {
+        let engine = DeferredEngine(output: .sink("fakesink"))
+        let requests = Requests()
+        engine.buildWhenNeeded { requests.build() }
+        engine.warmUp()
+        #expect(requests.value == 1)
+        engine.load(Self.song, startPaused: false, at: 0)
+        engine.warmUp()
+        #expect(requests.value == 1)
+    }
+
     @Test func anAttachedEngineIsNotAskedForAgain() {
         let engine = DeferredEngine(output: .sink("fakesink"))
         let requests = Requests()
         engine.buildWhenNeeded { requests.build() }
         engine.attach(MachineEngine())
         engine.load(Self.song, startPaused: false, at: 0)
+        engine.warmUp()
         #expect(requests.value == 0)
         engine.shutdown()
     }

@@ -87,6 +87,17 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         if now { build() }
     }
 
+    /// Builds the real engine now, as something is about to be heard.
+    public func warmUp() {
+        let build = state.withLock { s -> (@Sendable () -> Void)? in
+            guard s.real == nil, !s.isNeeded else { return nil }
+            s.isNeeded = true
+            defer { s.whenNeeded = nil }
+            return s.whenNeeded
+        }
+        build?()
+    }
+
     /// The real engine, or nil with `command` applied to the machine (under the same lock, so nothing asked before
     /// `attach` is lost and nothing after it goes to the machine).
     private func route(_ command: (inout State) -> Void) -> (any PlaybackControl)? {

@@ -43,6 +43,9 @@ public protocol PlaybackControl: AnyObject, Sendable {
     func fadeNextLoad(seconds: Double)
     /// Whether a pipeline exists that data could reach (false while a deferred engine waits for GStreamer's set-up).
     var canReceiveData: Bool { get }
+    /// Something is about to be played (files being checked for an Open): an engine not set up yet starts now, so its
+    /// set-up overlaps the checking.
+    func warmUp()
 }
 
 extension PlaybackControl {
@@ -50,6 +53,8 @@ extension PlaybackControl {
     public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
     public func fadeNextLoad(seconds: Double) {}
     public var canReceiveData: Bool { true }
+    /// A built engine is warm.
+    public func warmUp() {}
     /// An engine whose state change costs nothing to start (a test's) announces after it.
     public func play(announcing announce: () -> Void) { play(); announce() }
 }

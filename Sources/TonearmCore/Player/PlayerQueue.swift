@@ -25,6 +25,7 @@ extension Player {
     /// "Open with": checks each URI by content, puts the playable ones right after the current track as one batch
     /// and plays the first; each one refused is reported (TrackFailed with NoTrack) and returned with its reason.
     public func open(_ uris: [String]) async -> (ids: [TrackID], refused: [(uri: String, error: TonearmError)]) {
+        engine.warmUp()
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         var refused: [(uri: String, error: TonearmError)] = []
         for uri in uris {
@@ -93,6 +94,7 @@ extension Player {
     @discardableResult
     public func replaceQueue(_ uris: [String], play: Bool) async throws -> [TrackID] {
         try Self.checkBatch(uris)
+        if play { engine.warmUp() }
         var resolved: [(TrackMetadata, any SourcePlugin)] = []
         for uri in uris {
             resolved += try await resolveExpanding(uri)
