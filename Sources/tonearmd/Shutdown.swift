@@ -9,11 +9,19 @@ import Synchronization
 /// Catches the signals from the very start (the daemon owns its bus name before its parts exist); one that arrives
 /// before `attach` is remembered and handed on to the group as soon as there is one. Once attached the group's own
 /// signal handling sees the same signals; asking it twice is harmless.
+///
+/// A shutdown that does not end within `deadline` (a sink blocked in its device or file, a FIFO with no reader, holds
+/// the thread that changes the pipeline's state, and every command after it) ends the process anyway, with status 3
+/// and a line saying so: what the player saves on every change is on disk by then, and a daemon that ignores SIGTERM
+/// is worse than one that leaves its audio output as it is.
 final class Shutdown: Sendable {
     private struct State {
         var group: ServiceGroup?
         var requested = false
     }
+    /// How long a shutdown may take: 20 s, or `TONEARM_SHUTDOWN_DEADLINE` seconds (for tests).
+    let deadline: Duration = ProcessInfo.processInfo.environment["TONEARM_SHUTDOWN_DEADLINE"].flatMap(Double.init)
+        .map { .milliseconds(Int($0 * 1000)) } ?? .seconds(20)
 
     private let state = Mutex(State())
     // Dispatch sources are thread-safe; they are only resumed once, here.
@@ -38,10 +46,26 @@ final class Shutdown: Sendable {
 
     /// A signal or MPRIS Quit: shuts the group down gracefully (returns at once; the group does the work).
     func request() {
-        let group = state.withLock { s -> ServiceGroup? in
-            s.requested = true
-            return s.group
+        let (group, first) = state.withLock { s -> (ServiceGroup?, Bool) in
+            defer { s.requested = true }
+            return (s.group, !s.requested)
         }
+        if first { Self.exitAfter(deadline) }
         if let group { Task { await group.triggerGracefulShutdown() } }
+    }
+
+    /// On a thread of its own, so that nothing the shutdown waits for can hold it.
+    private static func exitAfter(_ deadline: Duration) {
+        let thread = Thread {
+            let seconds = deadline.components
+            var rest = timespec(tv_sec: Int(seconds.seconds), tv_nsec: Int(seconds.attoseconds / 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&rest, &left) != 0 { rest = left }
+            let line = "tonearmd: the shutdown did not end within \(deadline) (an audio output blocked in its device or file?); exiting without it\n"
+            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+            _exit(3)
+        }
+        thread.name = "tonearm-limit"
+        thread.start()
     }
 }

@@ -249,6 +249,40 @@ import Testing
         #expect(Self.enginesBuilt(d) == 1)
     }
 
+    /// A sink that writes to a FIFO whose reader went away blocks in open(), holding the thread that changes the
+    /// pipeline's state; SIGTERM still ends the daemon, once its shutdown deadline has passed.
+    @Test func aShutdownStuckOnABlockedOutputStillEnds() async throws {
+        let d = try Daemon()
+        d.extraEnvironment["TONEARM_SHUTDOWN_DEADLINE"] = "2"
+        let song = try d.sine("song.wav", seconds: 30)
+        let fifo = d.media.file("out.fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let reader = try ChildProcess("/bin/cat", [fifo.path], captureOutput: false, outputFile: "/dev/null")
+        // Not waiting for the ready line: the player may be held by the blocked state change before it.
+        try await d.start([song], sink: "wavenc ! filesink location=\(fifo.path) sync=true", ready: false)
+        // The reader leaves by itself when the pipeline closes the FIFO once (as it sets its sink up), and the open
+        // after blocks; a reader still there is sent away.
+        if await reader.wait(timeout: .seconds(20)) == nil {
+            reader.signal(SIGTERM)
+            _ = await reader.wait()
+        }
+        let pid = try #require(d.process?.pid)
+        try await d.waitFor("a thread of the daemon blocked opening the FIFO") { Self.blockedOpeningAFIFO(pid) }
+        #expect(await d.terminate() == 3, "\(d.log)")
+        #expect(d.log.contains("the shutdown did not end within 2.0 seconds"), "\(d.log)")
+        #expect(try await d.client.nameHasOwner(Daemon.busName) == false)
+    }
+
+    /// Whether a thread of `pid` waits in the kernel for a FIFO's other end (Linux's `wait_for_partner`).
+    static func blockedOpeningAFIFO(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/task/\(task)/wchan") else { return false }
+            defer { try? file.close() }
+            return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self) == "wait_for_partner"
+        }
+    }
+
     static func enginesBuilt(_ d: Daemon) -> Int {
         d.log.components(separatedBy: "\n").filter { $0.contains("building the audio engine") }.count
     }
