@@ -13,6 +13,8 @@
 #include <taglib/mp4file.h>
 #include <taglib/mp4tag.h>
 #include <taglib/mpegfile.h>
+#include <taglib/aifffile.h>
+#include <taglib/wavfile.h>
 #include <taglib/synchronizedlyricsframe.h>
 #include <taglib/tpropertymap.h>
 
@@ -177,23 +179,45 @@ extern "C" int tonearm_tag_fields_write(const char *path, const char *const *key
     }
 }
 
+/// The SYLT lines of `tag` (the first frame in milliseconds: one language is enough, the tagger's primary).
+static std::vector<std::pair<unsigned int, TagLib::String>> synced_lines(TagLib::ID3v2::Tag *tag) {
+    std::vector<std::pair<unsigned int, TagLib::String>> found;
+    if (tag == nullptr) return found;
+    for (auto *frame : tag->frameList("SYLT")) {
+        auto *sylt = dynamic_cast<TagLib::ID3v2::SynchronizedLyricsFrame *>(frame);
+        if (sylt == nullptr) continue;
+        if (sylt->timestampFormat() != TagLib::ID3v2::SynchronizedLyricsFrame::AbsoluteMilliseconds) continue;
+        for (const auto &text : sylt->synchedText()) found.emplace_back(text.time, text.text);
+        break;
+    }
+    return found;
+}
+
 extern "C" int tonearm_tag_synced_lyrics_read(const char *path, tonearm_synced_text **lines, size_t *count) {
     *lines = nullptr;
     *count = 0;
     try {
-        // Read-only, as ReadOnlyFile; an MPEG file whatever its name says (SYLT is an ID3v2 frame).
+        // Read-only, as ReadOnlyFile. SYLT is an ID3v2 frame: in front of an MPEG stream, or in a WAV's or an AIFF's
+        // id3 chunk, whatever the file's name says. Only those are opened as such: TagLib looks for an ID3v2 tag in
+        // anything else opened as MPEG byte by byte up to the first MPEG frame, which is the whole of a file that has
+        // none (3.8 s of CPU for a three-minute WAV, 0.4 s for a FLAC of 7 MB), at every track's start.
         TagLib::FileStream stream(path, true);
         if (!stream.isOpen()) return -1;
-        TagLib::MPEG::File file(&stream, TagLib::ID3v2::FrameFactory::instance(), false);
-        if (!file.isValid()) return -1;
-        if (!file.hasID3v2Tag()) return 0;
+        const TagLib::ByteVector head = stream.readBlock(12);
+        stream.seek(0);
         std::vector<std::pair<unsigned int, TagLib::String>> found;
-        for (auto *frame : file.ID3v2Tag()->frameList("SYLT")) {
-            auto *sylt = dynamic_cast<TagLib::ID3v2::SynchronizedLyricsFrame *>(frame);
-            if (sylt == nullptr) continue;
-            if (sylt->timestampFormat() != TagLib::ID3v2::SynchronizedLyricsFrame::AbsoluteMilliseconds) continue;
-            for (const auto &text : sylt->synchedText()) found.emplace_back(text.time, text.text);
-            break; // one language is enough; the first frame is the tagger's primary
+        if (head.startsWith("ID3")) {
+            TagLib::MPEG::File file(&stream, TagLib::ID3v2::FrameFactory::instance(), false);
+            if (!file.isValid()) return -1;
+            if (file.hasID3v2Tag()) found = synced_lines(file.ID3v2Tag());
+        } else if (head.size() == 12 && head.startsWith("RIFF") && head.mid(8, 4) == "WAVE") {
+            TagLib::RIFF::WAV::File file(&stream, false);
+            if (!file.isValid()) return -1;
+            if (file.hasID3v2Tag()) found = synced_lines(file.ID3v2Tag());
+        } else if (head.size() == 12 && head.startsWith("FORM") && (head.mid(8, 4) == "AIFF" || head.mid(8, 4) == "AIFC")) {
+            TagLib::RIFF::AIFF::File file(&stream, false);
+            if (!file.isValid()) return -1;
+            if (file.hasID3v2Tag()) found = synced_lines(file.tag());
         }
         if (found.empty()) return 0;
         auto *out = static_cast<tonearm_synced_text *>(calloc(found.size(), sizeof(tonearm_synced_text)));

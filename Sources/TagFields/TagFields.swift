@@ -88,7 +88,7 @@ public enum TagFields {
         }
     }
 
-    /// ID3v2 SYLT lines of an MPEG file, in file order; empty when there are none.
+    /// ID3v2 SYLT lines of an MPEG, WAV or AIFF file, in file order; empty when there are none (or in any other file).
     public static func syncedLyrics(_ path: String) throws(Failure) -> [SyncedText] {
         guard let lines = path.withCString({ syncedLyrics($0) }) else { throw .unreadable(path) }
         return lines
