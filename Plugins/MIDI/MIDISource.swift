@@ -122,8 +122,9 @@ public final class MIDISource: SourcePlugin, BrowsableSource {
         try checkRoot(root)
         let file = try resolveFile(path)
         return try await onWorkQueue { [self] in
-            guard let outcome = catalog.parse(RawPath(file.url.path)) else { throw TonearmError.noSuchFile(file.relative) }
-            return Self.entry(name: file.url.lastPathComponent, relativePath: file.relative, path: RawPath(file.url.path), outcome: outcome)
+            let path = RawPath(file.url.path)
+            guard let outcome = catalog.parse(path) else { throw TonearmError.noSuchFile(file.relative) }
+            return Self.entry(name: file.url.lastPathComponent, relativePath: file.relative, path: path, outcome: outcome)
         }
     }
 

@@ -17,7 +17,6 @@ final class EngineService: DaemonService {
     let shutdown: Shutdown
     let logger: Logger
     private let failed = Mutex<String?>(nil)
-    private let started = Atomic(false)
     /// Reached once the start's GStreamer set-up is over: the engine attached, or not buildable, or left until
     /// something is to be heard.
     let settled = Milestone()
@@ -46,8 +45,8 @@ final class EngineService: DaemonService {
         settled.reach()
     }
 
+    /// Called once: at the start, or by the deferred engine (which asks once).
     private func startBuilding() {
-        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         logger.debug("building the audio engine")
         // Not awaited: GStreamer's set-up cannot be cancelled, and a shutdown meanwhile must not wait for it (the
         // deferred engine, shut down by then, shuts an engine attached late down at once).

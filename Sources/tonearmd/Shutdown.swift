@@ -57,10 +57,8 @@ final class Shutdown: Sendable {
     /// On a thread of its own, so that nothing the shutdown waits for can hold it.
     private static func exitAfter(_ deadline: Duration) {
         let thread = Thread {
-            let seconds = deadline.components
-            var rest = timespec(tv_sec: Int(seconds.seconds), tv_nsec: Int(seconds.attoseconds / 1_000_000_000))
-            var left = timespec()
-            while nanosleep(&rest, &left) != 0 { rest = left }
+            let (seconds, attoseconds) = deadline.components
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
             let line = "tonearmd: the shutdown did not end within \(deadline) (an audio output blocked in its device or file?); exiting without it\n"
             _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
             _exit(3)

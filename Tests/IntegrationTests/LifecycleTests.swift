@@ -276,20 +276,20 @@ import Testing
     /// Whether a thread of `pid` waits in the kernel for a FIFO's other end (Linux's `wait_for_partner`).
     static func blockedOpeningAFIFO(_ pid: pid_t) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.contains { task in
-            guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/task/\(task)/wchan") else { return false }
-            defer { try? file.close() }
-            return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self) == "wait_for_partner"
-        }
+        return tasks.contains { procText("/proc/\(pid)/task/\($0)/wchan") == "wait_for_partner" }
     }
 
     static func enginesBuilt(_ d: Daemon) -> Int {
         d.log.components(separatedBy: "\n").filter { $0.contains("building the audio engine") }.count
     }
 
-    /// The files a process has mapped (its /proc maps, read to the end: the file says its size is 0).
-    static func mappedFiles(_ pid: pid_t) -> String {
-        guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return "" }
+    /// The files a process has mapped (its /proc maps).
+    static func mappedFiles(_ pid: pid_t) -> String { procText("/proc/\(pid)/maps") }
+
+    /// A /proc file read to its end: such a file says its size is 0, and a read by its size gets only a part ("" when
+    /// it cannot be read).
+    static func procText(_ path: String) -> String {
+        guard let file = FileHandle(forReadingAtPath: path) else { return "" }
         defer { try? file.close() }
         return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
     }

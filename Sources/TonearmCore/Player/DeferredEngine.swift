@@ -89,13 +89,15 @@ public final class DeferredEngine: PlaybackControl, Sendable {
 
     /// Builds the real engine now, as something is about to be heard.
     public func warmUp() {
-        let build = state.withLock { s -> (@Sendable () -> Void)? in
-            guard s.real == nil, !s.isNeeded else { return nil }
-            s.isNeeded = true
-            defer { s.whenNeeded = nil }
-            return s.whenNeeded
-        }
-        build?()
+        state.withLock { s in s.real == nil ? Self.claimBuild(&s) : nil }?()
+    }
+
+    /// The build to run, the first time something is to be heard (once only: nil after).
+    private static func claimBuild(_ s: inout State) -> (@Sendable () -> Void)? {
+        guard !s.isNeeded else { return nil }
+        s.isNeeded = true
+        defer { s.whenNeeded = nil }
+        return s.whenNeeded
     }
 
     /// The real engine, or nil with `command` applied to the machine (under the same lock, so nothing asked before
@@ -105,10 +107,7 @@ public final class DeferredEngine: PlaybackControl, Sendable {
             if let real = s.real { return (real, [], nil) }
             command(&s)
             defer { s.pending = [] }
-            guard !s.isNeeded, s.machine.snapshot.status == .playing else { return (nil, s.pending, nil) }
-            s.isNeeded = true
-            defer { s.whenNeeded = nil }
-            return (nil, s.pending, s.whenNeeded)
+            return (nil, s.pending, s.machine.snapshot.status == .playing ? Self.claimBuild(&s) : nil)
         }
         for event in events { continuation.yield(PlaybackReport(event)) }
         build?()
