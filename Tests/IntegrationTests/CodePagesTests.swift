@@ -1,6 +1,8 @@
 import CCodePages
 import Foundation
+import Synchronization
 import Testing
+import TestSupport
 
 /// `tn_drop_read_only_pages` in this test process: the pages of code and constants it unmaps come back when used, and a
 /// segment holding a page this process wrote (as a debugger's breakpoint or a text relocation would) is left alone.
@@ -94,4 +96,50 @@ import Testing
         }
         #expect(unmapped, "a clean segment's page is unmapped")
     }
+
+    /// The names of this process's threads.
+    private static func threadNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").map { task in
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/task/\(task)/comm"))
+            defer { try? handle.close() }
+            return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    @Test func theTrimmerThreadPassesUntilStoppedAndRunsOnce() async throws {
+        trimmerReports.store(0, ordering: .relaxed)
+        smallestAdvised.store(.max, ordering: .relaxed)
+        // Quiet at once (up to a second of CPU in a 10 ms window), a pass every 20 ms, the pages dropped at every
+        // second pass (and at the first two).
+        let config = tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1000, max_quiet_windows: 1, interval_ms: 20,
+                                       drop_every: 2, report: { advised, _, _, _ in
+            smallestAdvised.min(advised, ordering: .relaxed)
+            trimmerReports.add(1, ordering: .relaxed)
+        })
+        #expect(tn_trimmer_start(config) == 0)
+        #expect(tn_trimmer_start(config) == EALREADY, "one trimmer a process")
+        #expect(try Self.threadNames().contains("memory-trimmer"))
+        try await waitUntil("three passes that dropped pages") { trimmerReports.load(ordering: .relaxed) >= 3 }
+        tn_trimmer_stop()
+        #expect(try !Self.threadNames().contains("memory-trimmer"), "stopping ends the thread")
+        #expect(smallestAdvised.load(ordering: .relaxed) > 1 << 20, "every reported pass looked at the loaded objects")
+        tn_trimmer_stop()  // a second stop does nothing
+        // Stopped, it can be started again.
+        let reported = trimmerReports.load(ordering: .relaxed)
+        #expect(tn_trimmer_start(config) == 0)
+        try await waitUntil("a pass after the restart") { trimmerReports.load(ordering: .relaxed) > reported }
+        tn_trimmer_stop()
+    }
+
+    @Test func aTrimmerWithoutAnIntervalIsRefused() {
+        let config = tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1, max_quiet_windows: 1, interval_ms: 0,
+                                       drop_every: 6, report: nil)
+        #expect(tn_trimmer_start(config) == EINVAL)
+        #expect(tn_trimmer_start(tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1, max_quiet_windows: 1,
+                                                   interval_ms: 10, drop_every: 0, report: nil)) == EINVAL)
+    }
 }
+
+/// What the trimmer thread reported to `theTrimmerThreadPassesUntilStoppedAndRunsOnce` (a C callback has no context).
+private let trimmerReports = Atomic<Int>(0)
+private let smallestAdvised = Atomic<Int>(.max)

@@ -8,4 +8,24 @@
 /// page this process wrote (a text relocation, a debugger's breakpoint) is left alone. Runs under the loader's lock,
 /// so no object is loaded or unloaded meanwhile.
 size_t tn_drop_read_only_pages(void);
+
+/// How the trimmer thread works: a first pass once the process has used less than `quiet_busy_ms` of CPU over a
+/// window of `quiet_window_ms` (or after `max_quiet_windows` windows), then a pass every `interval_ms`. Every pass
+/// runs malloc_trim; the first two and every `drop_every`-th also `tn_drop_read_only_pages`, and then calls `report`
+/// (when not NULL) with the bytes looked at, the resident MiB before and after, and the nanoseconds it took.
+struct tn_trimmer_config {
+    unsigned quiet_window_ms;
+    unsigned quiet_busy_ms;
+    unsigned max_quiet_windows;
+    unsigned interval_ms;
+    unsigned drop_every;
+    void (*report)(size_t advised, long resident_before_mib, long resident_after_mib, long long nanoseconds);
+};
+
+/// Starts the process's one trimmer thread (0, or an errno: EALREADY when it runs). Between passes it waits on a
+/// condition, so after a pass that unmapped the code nothing but that wait runs on its behalf.
+int tn_trimmer_start(struct tn_trimmer_config config);
+
+/// Stops the trimmer thread and waits for it to end (a pass under way is finished first).
+void tn_trimmer_stop(void);
 #endif
