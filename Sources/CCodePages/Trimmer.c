@@ -69,12 +69,17 @@ static void *tn_trimmer_main(void *unused) {
         if (now - last < (int64_t)c.quiet_busy_ms * 1000000) break;
         last = now;
     }
+    int64_t cpu_at_pass = tn_nanoseconds(CLOCK_PROCESS_CPUTIME_ID);
     for (unsigned pass = 0;; pass++) {
         malloc_trim(0);
-        // The second pass drops them too: by then libdispatch has ended the start's idle worker threads (after 5 s
-        // without work), and a thread's first exit binds the libraries' symbols lazily, mapping back a page of every
-        // library's symbol table and much of libc and the loader (about 1.3 MiB).
-        if (pass % c.drop_every == 0 || pass == 1) {
+        const int64_t cpu_now = tn_nanoseconds(CLOCK_PROCESS_CPUTIME_ID);
+        // The second pass drops them too when the daemon stayed idle since the first (under 0.1 % of a CPU): by then
+        // libdispatch has ended the start's idle worker threads (after 5 s without work), and a thread's first exit
+        // binds the libraries' symbols lazily, mapping back a page of every library's symbol table and much of libc
+        // and the loader (about 1.3 MiB). A playing daemon would only fault its playback's code straight back.
+        const int idle_since_first = pass == 1 && cpu_now - cpu_at_pass < (int64_t)c.interval_ms * 1000;
+        cpu_at_pass = cpu_now;
+        if (pass % c.drop_every == 0 || idle_since_first) {
             // The figures are read only for the report that shows them.
             if (c.report) {
                 const int64_t began = tn_nanoseconds(CLOCK_MONOTONIC);
@@ -84,6 +89,8 @@ static void *tn_trimmer_main(void *unused) {
             } else {
                 tn_drop_read_only_pages();
             }
+        } else if (c.report) {
+            c.report(0, -1, -1, 0);
         }
         if (tn_trimmer_wait(c.interval_ms)) break;
     }

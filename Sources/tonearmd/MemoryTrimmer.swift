@@ -56,6 +56,7 @@ struct MemoryTrimmer: DaemonService {
 
 /// Logs a pass that unmapped code pages (`--verbose`); called on the trimmer's thread.
 private let reportPass: @convention(c) (Int, Int, Int, Int64) -> Void = { advised, before, after, nanoseconds in
+    guard advised > 0 else { return }
     trimmerLogger.debug("code pages dropped in \(Duration.nanoseconds(nanoseconds)): resident \(before) → \(after) MiB (\(advised >> 20) MiB of code and constants looked at)")
 }
 

@@ -113,6 +113,7 @@ import TestSupport
         // second pass (and at the first two).
         let config = tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1000, max_quiet_windows: 1, interval_ms: 20,
                                        drop_every: 2, report: { advised, _, _, _ in
+            guard advised > 0 else { return }
             smallestAdvised.min(advised, ordering: .relaxed)
             trimmerReports.add(1, ordering: .relaxed)
         })
@@ -131,6 +132,26 @@ import TestSupport
         tn_trimmer_stop()
     }
 
+    @Test func theSecondPassLeavesTheCodeAloneWhenTheProcessWasBusy() async throws {
+        trimmerPasses.withLock { $0 = [] }
+        // Every pass reported, the pages dropped at the first only (and at the second if the process stayed idle):
+        // a thread spinning through the first interval keeps it busy.
+        let config = tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1000, max_quiet_windows: 1, interval_ms: 200,
+                                       drop_every: 1000, report: { advised, _, _, _ in
+            trimmerPasses.withLock { $0.append(advised) }
+        })
+        let spinning = Atomic<Bool>(true)
+        let spinner = Thread { while spinning.load(ordering: .relaxed) {} }
+        spinner.start()
+        #expect(tn_trimmer_start(config) == 0)
+        try await waitUntil("two passes") { trimmerPasses.withLock { $0.count } >= 2 }
+        spinning.store(false, ordering: .relaxed)
+        tn_trimmer_stop()
+        let passes = trimmerPasses.withLock { $0 }
+        #expect(passes[0] > 1 << 20, "the first pass dropped the pages")
+        #expect(passes[1] == 0, "the second, after a busy interval, left them alone: \(passes)")
+    }
+
     @Test func aTrimmerWithoutAnIntervalIsRefused() {
         let config = tn_trimmer_config(quiet_window_ms: 10, quiet_busy_ms: 1, max_quiet_windows: 1, interval_ms: 0,
                                        drop_every: 6, report: nil)
@@ -143,3 +164,5 @@ import TestSupport
 /// What the trimmer thread reported to `theTrimmerThreadPassesUntilStoppedAndRunsOnce` (a C callback has no context).
 private let trimmerReports = Atomic<Int>(0)
 private let smallestAdvised = Atomic<Int>(.max)
+/// Every pass the trimmer thread reported to `theSecondPassLeavesTheCodeAloneWhenTheProcessWasBusy`: bytes looked at.
+private let trimmerPasses = Mutex<[Int]>([])

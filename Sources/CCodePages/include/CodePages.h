@@ -11,8 +11,10 @@ size_t tn_drop_read_only_pages(void);
 
 /// How the trimmer thread works: a first pass once the process has used less than `quiet_busy_ms` of CPU over a
 /// window of `quiet_window_ms` (or after `max_quiet_windows` windows), then a pass every `interval_ms`. Every pass
-/// runs malloc_trim; the first two and every `drop_every`-th also `tn_drop_read_only_pages`, and then calls `report`
-/// (when not NULL) with the bytes looked at, the resident MiB before and after, and the nanoseconds it took.
+/// runs malloc_trim; the first, the second when the process stayed idle since (under 0.1 % of a CPU), and every
+/// `drop_every`-th also `tn_drop_read_only_pages`. After every pass it calls `report` (when not NULL) with the bytes
+/// looked at, the resident MiB before and after, and the nanoseconds it took; 0, -1, -1, 0 for a pass that left the
+/// pages alone.
 struct tn_trimmer_config {
     unsigned quiet_window_ms;
     unsigned quiet_busy_ms;
