@@ -93,8 +93,7 @@ extension DaemonOptions {
             parts.web.map { FaceService(face: $0, turn: order.next("web")) },
             parts.upnp.map { FaceService(face: $0, turn: order.next("upnp")) },
             MemoryTrimmer(turn: order.next("memory"), startOver: parts.engine.settled,
-                          interval: ProcessInfo.processInfo.environment["TONEARM_MEMORY_TRIM_INTERVAL"].flatMap(Double.init)
-                              .map { .milliseconds(Int($0 * 1000)) } ?? .seconds(10)),
+                          interval: .seconds(fromEnvironment: "TONEARM_MEMORY_TRIM_INTERVAL") ?? .seconds(10)),
         ]
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.compactMap { $0?.configuration },

@@ -48,10 +48,8 @@ struct MemoryTrimmer: DaemonService {
     /// included; the second too, see `tn_trimmer_config`): once a minute at the default interval.
     static let codePagesEvery: UInt32 = 6
 
-    static func milliseconds(_ duration: Duration) -> UInt32 {
-        let (seconds, attoseconds) = duration.components
-        return UInt32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-    }
+    /// At least a millisecond: a zero interval is refused by the thread.
+    static func milliseconds(_ duration: Duration) -> UInt32 { UInt32(clamping: max(1, duration.wholeMilliseconds)) }
 }
 
 /// Logs a pass that unmapped code pages (`--verbose`); called on the trimmer's thread.

@@ -20,8 +20,7 @@ final class Shutdown: Sendable {
         var requested = false
     }
     /// How long a shutdown may take: 20 s, or `TONEARM_SHUTDOWN_DEADLINE` seconds (for tests).
-    let deadline: Duration = ProcessInfo.processInfo.environment["TONEARM_SHUTDOWN_DEADLINE"].flatMap(Double.init)
-        .map { .milliseconds(Int($0 * 1000)) } ?? .seconds(20)
+    let deadline: Duration = .seconds(fromEnvironment: "TONEARM_SHUTDOWN_DEADLINE") ?? .seconds(20)
 
     private let state = Mutex(State())
     // Dispatch sources are thread-safe; they are only resumed once, here.
@@ -57,8 +56,7 @@ final class Shutdown: Sendable {
     /// On a thread of its own, so that nothing the shutdown waits for can hold it.
     private static func exitAfter(_ deadline: Duration) {
         let thread = Thread {
-            let (seconds, attoseconds) = deadline.components
-            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+            Thread.sleep(forTimeInterval: Double(deadline.wholeMilliseconds) / 1000)
             let line = "tonearmd: the shutdown did not end within \(deadline) (an audio output blocked in its device or file?); exiting without it\n"
             _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
             _exit(3)

@@ -100,9 +100,7 @@ import TestSupport
     /// The names of this process's threads.
     private static func threadNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").map { task in
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/task/\(task)/comm"))
-            defer { try? handle.close() }
-            return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            try procFile("task/\(task)/comm").trimmingCharacters(in: .whitespacesAndNewlines)
         }
     }
 
