@@ -167,6 +167,7 @@ struct Bench: Sendable {
         }
 
         let control = try await ControlLatency.measure(session, name, toggles: settings.toggles, seeks: settings.seeks)
+        if !control.playPauseReply.isEmpty { figures[.playPauseReply] = Stats.median(control.playPauseReply) }
         if control.playPause.isEmpty {
             notes[.playPauseMedian] = "no signal"
             notes[.playPauseP90] = "no signal"

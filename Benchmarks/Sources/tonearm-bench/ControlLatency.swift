@@ -45,6 +45,8 @@ enum ControlLatency {
     static let settle = Duration.milliseconds(150)
 
     struct Figures: Sendable {
+        /// From the call to its method return (what a media key's sender waits for).
+        var playPauseReply: [Double] = []
         var playPause: [Double] = []
         var seekPlaying: [Double] = []
         var seekPaused: [Double] = []
@@ -57,7 +59,7 @@ enum ControlLatency {
         var setPositionPausedMissing = 0
     }
 
-    /// `toggles` PlayPause calls (an even number, so it ends playing), each timed from the call to the
+    /// `toggles` PlayPause calls (an even number, so it ends playing), each timed from the call to its reply and to the
     /// PropertiesChanged carrying PlaybackStatus; then `seeks` Seek calls while playing and `seeks` while paused,
     /// each timed from the call to Seeked. In ms.
     static func measure(_ session: Session, _ name: String, toggles: Int, seeks: Int) async throws -> Figures {
@@ -78,6 +80,7 @@ enum ControlLatency {
             let from = changed.count
             let start = clock.now
             try await call("PlayPause")
+            figures.playPauseReply.append((clock.now - start).microseconds / 1000)
             let arrived = await changed.first(from: from, timeout: signalTimeout) {
                 $0.arguments.count > 1 && $0.arguments[1].vardictValue?["PlaybackStatus"] != nil
             }

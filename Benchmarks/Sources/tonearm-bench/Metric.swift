@@ -4,7 +4,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
     case floorP50, floorP99, p50, p99
     case floorConcurrentP50, concurrentP50, concurrentP99, concurrentShare
     case playerctlStatus
-    case playPauseMedian, playPauseP90, seekPlaying, seekPaused, setPositionPlaying, setPositionPaused
+    case playPauseReply, playPauseMedian, playPauseP90, seekPlaying, seekPaused, setPositionPlaying, setPositionPaused
     case rssIdle, rssPlaying, cpuPerMinute
     case gaplessGap, openToAudio
     /// The library scan (see `ScanBench`), compared with mpd only.
@@ -13,7 +13,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
     /// The main table's rows, in order.
     static let playback: [Metric] = [
         .startup, .startupAnswer, .coldStartup, .spawnToMetadata, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
-        .concurrentShare, .playerctlStatus, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
+        .concurrentShare, .playerctlStatus, .playPauseReply, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
         .setPositionPlaying, .setPositionPaused,
         .rssIdle, .rssPlaying, .cpuPerMinute, .gaplessGap, .openToAudio,
     ]
@@ -45,6 +45,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .concurrentP99: "Get(Position) p99, \(clients) clients (µs)"
         case .concurrentShare: "Get(Position) calls/s, \(clients) clients, % of bus GetId calls/s (higher is better)"
         case .playerctlStatus: "playerctl status wall time (ms)"
+        case .playPauseReply: "PlayPause → its reply, median (ms)"
         case .playPauseMedian: "PlayPause → PropertiesChanged, median (ms)"
         case .playPauseP90: "PlayPause → PropertiesChanged, p90 (ms)"
         case .seekPlaying: "Seek → Seeked, playing (ms)"
