@@ -55,10 +55,13 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(
-            name: "CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-pbutils-1.0 gstreamer-audio-1.0 gstreamer-app-1.0",
-            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+            name: "CGLib",
+            pkgConfig: "gobject-2.0 glib-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
         ),
+        // GStreamer's headers (include/gst: libgstreamer1.0-dev and libgstreamer-plugins-base1.0-dev) and a stub for
+        // each function called: the libraries are opened at the first call, not at every start (scripts/gen-gst-stubs).
+        .target(name: "CGStreamer", dependencies: ["CGLib"], exclude: ["symbols.txt"]),
         .systemLibrary(
             name: "CDBus",
             pkgConfig: "dbus-1",

@@ -54,15 +54,17 @@ extension DaemonOptions {
         let parts = try Components(settings: settings, plugins: plugins, dirs: dirs, sinkFromCommandLine: audioSink != nil,
                                    connection: bus.connection, shutdown: shutdown, logger: logger)
 
-        // The engine is built alongside from the start when the command line names files, else at the first Play. Every
+        // The engine is built alongside once the command line's files are queued (their tags first: on two CPUs,
+        // GStreamer's set-up beside them put the track in Metadata a few ms later), else at the first Play. Every
         // other service starts in this order, each once the one before it has started, and the group stops them in the
         // reverse one: the player stops (and saves) last.
         let order = StartOrder(logger: logger)
         let start = StartQueue(player: parts.player, saved: parts.saved, files: files, logger: logger)
-        parts.engine.begin(now: !files.isEmpty)
+        if files.isEmpty { parts.engine.begin(now: false) }
         await parts.player.start()
         await start.restoreEarly(answeringReadsOn: bus.connection)
         await start.queueFiles()
+        if !files.isEmpty { parts.engine.begin(now: true) }
         // Only a saved queue whose renditions its sources must make again keeps the calls held, until the bus face's
         // turn restores it.
         if start.isRestored { bus.connection.releaseIncomingCalls() }

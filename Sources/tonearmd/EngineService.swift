@@ -35,8 +35,8 @@ final class EngineService: DaemonService {
     /// Why the audio output could not be built, if it could not.
     var failure: String? { failed.withLock { $0 } }
 
-    /// Starts building the engine now (`now`: the command line named files, so GStreamer's set-up and the reading of
-    /// their tags overlap) or once the player first has something to be heard: an idle daemon (a restored queue holds
+    /// Starts building the engine now (`now`: the command line named files, queued by then) or once the player first
+    /// has something to be heard: an idle daemon (a restored queue holds
     /// paused) never sets GStreamer up, and an output that cannot be built is then found at that first Play. As a
     /// service it only holds its place in the group until shutdown.
     func begin(now: Bool) {

@@ -56,7 +56,8 @@ static inline void tn_bus_keep_only_read(GstBus *bus, GstElement *top, GstMessag
 
 /// The structure a value holds, or NULL when it holds something else (GST_VALUE_HOLDS_STRUCTURE is a macro).
 static inline const GstStructure *tn_value_structure(const GValue *v) {
-    return (v != NULL && GST_VALUE_HOLDS_STRUCTURE(v)) ? gst_value_get_structure(v) : NULL;
+    // By its get_type function: GST_VALUE_HOLDS_STRUCTURE reads a variable of the library, which a stub cannot stand for.
+    return (v != NULL && G_VALUE_HOLDS(v, gst_structure_get_type())) ? gst_value_get_structure(v) : NULL;
 }
 
 // MARK: - Constants

@@ -1,0 +1,48 @@
+// GStreamer opened at its first use rather than at exec: see scripts/gen-gst-stubs for the stubs that lead here.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+extern void *tn_gst_slots[];
+extern const char tn_gst_names[];
+
+// The libraries whose functions the stubs stand for; each brings its own dependencies (GLib is linked directly).
+static const char *const libraries[] = {
+    "libgstreamer-1.0.so.0", "libgstbase-1.0.so.0", "libgstaudio-1.0.so.0", "libgstapp-1.0.so.0", "libgstpbutils-1.0.so.0",
+};
+enum { library_count = sizeof libraries / sizeof libraries[0] };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+// A player without GStreamer cannot go on: said once, plainly, with the status the dynamic loader would have used.
+static void give_up(const char *what, const char *detail) {
+    char line[512];
+    int n = snprintf(line, sizeof line, "tonearm: cannot load GStreamer: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    if (n > 0) { ssize_t ignored = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1); (void)ignored; }
+    _exit(127);
+}
+
+static void load(void) {
+    void *handles[library_count];
+    for (int i = 0; i < library_count; i++) {
+        handles[i] = dlopen(libraries[i], RTLD_NOW | RTLD_GLOBAL);
+        if (handles[i] == NULL) give_up(libraries[i], dlerror());
+    }
+    // By handle, never RTLD_DEFAULT: where the executable's own symbols are visible, that finds the stub itself.
+    size_t slot = 0;
+    for (const char *name = tn_gst_names; *name != '\0'; name += strlen(name) + 1, slot++) {
+        void *function = NULL;
+        for (int i = 0; i < library_count && function == NULL; i++) function = dlsym(handles[i], name);
+        if (function == NULL) give_up(name, "not in this GStreamer");
+        __atomic_store_n(&tn_gst_slots[slot], function, __ATOMIC_RELEASE);
+    }
+}
+
+void tn_gst_load(void);
+
+// Called by the stubs' lazy path (and safe from any thread): the first caller loads, the others wait for it.
+void tn_gst_load(void) {
+    pthread_once(&once, load);
+}
