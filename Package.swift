@@ -7,7 +7,7 @@ import PackageDescription
 let packedRelocations: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
 
 /// No dynamic symbol table of the executables' own: swiftc's static-stdlib link exports every symbol of their objects
-/// (55,000 in tonearmd), nothing looks any of them up, and the loader searched them first for every symbol of the 44
+/// (55,000 in tonearmd), nothing looks any of them up, and the loader searched them first for every symbol of the
 /// shared libraries at each start while their names and hash table (3.5 MiB) stayed resident.
 let noExportedSymbols: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
 

@@ -84,7 +84,7 @@ import TestSupport
         #expect(address.pointee == byte)
         // Another object's first page, read just before, is unmapped by a pass. (Anything unwinding a stack reads
         // program headers there too, so a few passes are given the chance.)
-        let other = try #require(try Self.mappings(of: "/libgstreamer-1.0.so.").first { $0.offset == 0 })
+        let other = try #require(try Self.mappings(of: "/libglib-2.0.so.").first { $0.offset == 0 })
         var unmapped = false
         let otherFirst = try #require(UnsafePointer<UInt8>(bitPattern: other.start))
         for _ in 0..<5 where !unmapped {

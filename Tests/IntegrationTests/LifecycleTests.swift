@@ -228,8 +228,8 @@ import Testing
         #expect(try await d.metadata()["xesam:title"]?.stringValue == "song")
     }
 
-    /// An idle daemon does not set GStreamer up (playbin, the sink and their plugins: a third of its memory): the
-    /// engine is built at the first Play, once.
+    /// An idle daemon does not set GStreamer up (playbin, the sink and their plugins: a third of its memory) nor open
+    /// its libraries before something asks for them: the engine is built at the first Play, once.
     @Test func anIdleStartBuildsTheEngineOnlyAtTheFirstPlay() async throws {
         let d = try Daemon()
         let first = try d.sine("first.wav", seconds: 30), second = try d.sine("second.wav", seconds: 30)
@@ -237,7 +237,10 @@ import Testing
         let pid = try #require(d.process?.pid)
         #expect(try await d.status() == "Stopped")
         #expect(try await d.tonearm("status").status == 0)
+        // Not even GStreamer's libraries are opened before something needs them (the stubs of CGStreamer).
+        #expect(!Self.mappedFiles(pid).contains("libgstreamer-1.0"), "GStreamer's library is mapped while idle")
         #expect(try await d.get("org.mpris.MediaPlayer2", "SupportedMimeTypes").arrayValue?.isEmpty == false)
+        #expect(Self.mappedFiles(pid).contains("libgstreamer-1.0"), "the registry was read without GStreamer")
         #expect(Self.enginesBuilt(d) == 0)
         #expect(!Self.mappedFiles(pid).contains("libgstplayback"), "playbin's plugin is loaded while idle")
 
