@@ -46,11 +46,12 @@ public final class DBusConnection: Sendable {
                     if !gate.isOpen, answerIfReadable() { continue }
                 }
                 await gate.pass()
+                let once = CallAnswer { answer(call, $0) }
                 if objects.answersOutOfOrder(call) {
-                    Task { answer(call, await objects.handle(call)) }
+                    Task { await once.run { await objects.handle(call) } }
                     continue
                 }
-                answer(call, await objects.handle(call))
+                await once.run { await objects.handle(call) }
             }
             // Closed: let go of the handlers (they often hold this connection).
             objects.removeAll()

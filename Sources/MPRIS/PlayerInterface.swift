@@ -13,15 +13,17 @@ struct PlayerInterface: DBusInterfaceHandler {
             switch method {
             case "Next": await player.next()
             case "Previous": await player.previous()
-            case "Pause": await player.pause()
+            // Answered as soon as the new status is published (`CommandTaken`), not after the engine's state change
+            // has started.
+            case "Pause": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.pause() }
             case "PlayPause":
                 // The spec: with CanPause false, PlayPause has no effect and raises an error.
                 guard player.state.snapshot.canPause else {
                     throw TonearmError(.nothingToPlay, "nothing to play or pause: the queue is empty")
                 }
-                await player.playPause()
-            case "Stop": await player.stop()
-            case "Play": await player.play()
+                await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.playPause() }
+            case "Stop": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.stop() }
+            case "Play": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.play() }
             case "Seek": await player.seek(by: a[0].int64Value ?? 0)
             case "SetPosition":
                 await player.setPosition(TrackID(path: a[0].stringValue ?? ""), a[1].int64Value ?? -1)
