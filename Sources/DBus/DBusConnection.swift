@@ -48,10 +48,10 @@ public final class DBusConnection: Sendable {
                 await gate.pass()
                 let once = CallAnswer { answer(call, $0) }
                 if objects.answersOutOfOrder(call) {
-                    Task { await once.run { await objects.handle(call) } }
+                    Task { await once.handle(call, by: objects) }
                     continue
                 }
-                await once.run { await objects.handle(call) }
+                await once.handle(call, by: objects)
             }
             // Closed: let go of the handlers (they often hold this connection).
             objects.removeAll()

@@ -3,12 +3,13 @@ import Synchronization
 /// The method call a handler is running for, so that a command can be answered as soon as it is taken rather than
 /// when its handler returns (what follows the taking, a pipeline's state change starting, then no longer delays it).
 public enum DBusCurrentCall {
-    @TaskLocal static var answerEarly: (@Sendable () -> Void)?
+    // A class, not a closure: Swift 6.3's IRGen crashed (signal 11, release build) on a task-local of function type.
+    @TaskLocal static var answer: CallAnswer?
 
     /// Sends the call's reply (no values) now; what the handler returns or throws afterwards is dropped. For methods
     /// without out-arguments whose effect is already published, and only once nothing after can fail. Outside a
     /// handler, or a second time, it does nothing.
-    public static func answerNow() { answerEarly?() }
+    public static func answerNow() { answer?(.success([])) }
 }
 
 /// Answers a call once: early (`DBusCurrentCall.answerNow`) or with the handler's result, whichever comes first.
@@ -23,9 +24,9 @@ final class CallAnswer: Sendable {
         send(result)
     }
 
-    /// Runs `handle` with `DBusCurrentCall.answerNow` answering this call, then answers with its result.
-    func run(_ handle: @Sendable () async -> Result<[DBusValue], DBusError>) async {
-        let result = await DBusCurrentCall.$answerEarly.withValue({ [self] in self(.success([])) }) { await handle() }
+    /// Has `objects` handle `call` with `DBusCurrentCall.answerNow` answering it, then answers with the result.
+    func handle(_ call: IncomingCall, by objects: ObjectTree) async {
+        let result = await DBusCurrentCall.$answer.withValue(self) { await objects.handle(call) }
         self(result)
     }
 }

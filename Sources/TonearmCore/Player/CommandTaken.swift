@@ -1,14 +1,22 @@
 /// Lets the face that sent a transport command answer its caller as soon as the Player has published the command's
 /// effect, before the work that follows it (the engine's state change starting, the save scheduled): any read made
 /// after that answer already shows the change.
-public enum CommandTaken {
-    /// Called once the command's new state is published; set by a face around its call into the Player.
-    @TaskLocal public static var notify: (@Sendable () -> Void)?
+public final class CommandTaken: Sendable {
+    /// The command being run for a face, if any; the Player calls it once the new state is published.
+    // A class, not a closure: Swift 6.3's IRGen crashed (signal 11, release build) on a task-local of function type.
+    @TaskLocal static var current: CommandTaken?
+
+    private let answer: @Sendable () -> Void
+
+    private init(_ answer: @escaping @Sendable () -> Void) { self.answer = answer }
+
+    /// Called by the Player once the command's effect is published.
+    static func published() { current?.answer() }
 
     /// Runs `command` with `answer` called as soon as its effect is published (or never, if it publishes none: the
     /// face then answers when the command returns).
     public static func answering<T: Sendable>(_ answer: @escaping @Sendable () -> Void, _ command: () async throws -> T)
         async rethrows -> T {
-        try await $notify.withValue(answer) { try await command() }
+        try await $current.withValue(CommandTaken(answer)) { try await command() }
     }
 }

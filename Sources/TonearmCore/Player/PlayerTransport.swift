@@ -164,7 +164,7 @@ extension Player {
     /// Published first: the faces' signals are what a client waits for, and the tick timer's restart is not.
     func publishCommand() {
         publish()
-        CommandTaken.notify?()
+        CommandTaken.published()
         followStatus()
         scheduleSave()
     }
