@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,6 +17,12 @@ enum { library_count = sizeof libraries / sizeof libraries[0] };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+// For tests: another name for the first library, so that a machine without GStreamer can be tried on one with it.
+static const char *library(int i) {
+    const char *name = i == 0 ? getenv("TONEARM_GSTREAMER_LIBRARY") : NULL;
+    return name != NULL && *name != '\0' ? name : libraries[i];
+}
+
 // A player without GStreamer cannot go on: said once, plainly, with the status the dynamic loader would have used.
 static void give_up(const char *what, const char *detail) {
     char line[512];
@@ -27,8 +34,8 @@ static void give_up(const char *what, const char *detail) {
 static void load(void) {
     void *handles[library_count];
     for (int i = 0; i < library_count; i++) {
-        handles[i] = dlopen(libraries[i], RTLD_NOW | RTLD_GLOBAL);
-        if (handles[i] == NULL) give_up(libraries[i], dlerror());
+        handles[i] = dlopen(library(i), RTLD_NOW | RTLD_GLOBAL);
+        if (handles[i] == NULL) give_up(library(i), dlerror());
     }
     // By handle, never RTLD_DEFAULT: where the executable's own symbols are visible, that finds the stub itself.
     size_t slot = 0;
@@ -45,4 +52,18 @@ void tn_gst_load(void);
 // Called by the stubs' lazy path (and safe from any thread): the first caller loads, the others wait for it.
 void tn_gst_load(void) {
     pthread_once(&once, load);
+}
+
+int tn_gst_library_problem(char *why, size_t size);
+
+// Whether the libraries can be opened, with the loader's reason when not: asked before the first call, which would
+// end the process.
+int tn_gst_library_problem(char *why, size_t size) {
+    for (int i = 0; i < library_count; i++) {
+        if (dlopen(library(i), RTLD_NOW | RTLD_GLOBAL) == NULL) {
+            snprintf(why, size, "%s", dlerror());
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -22,6 +22,14 @@ public enum MediaSupport {
         "audio/x-opus": ["audio/opus"],
     ]
 
+    /// Why GStreamer's libraries cannot be opened here, or nil when they can: the first GStreamer call ends a process
+    /// that has none, so `tonearm doctor` asks this first.
+    public static var libraryProblem: String? {
+        var why = [CChar](repeating: 0, count: 512)
+        guard tn_gst_library_problem(&why, why.count) != 0 else { return nil }
+        return String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Decodable MIME types: sink caps of decoders, demuxers and parsers, audio-relevant only
     /// (audio/*, application/ogg, application/x-id3, audio/midi…), plus common aliases. Sorted.
     public static func supportedMimeTypes() -> [String] { cachedMimeTypes }

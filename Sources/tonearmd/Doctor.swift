@@ -41,11 +41,17 @@ struct Doctor {
             checks.append(Check(name: "config", verdict: .failure, detail: "\(error)", fix: "edit \(configFile.path)"))
         }
 
+        // Without GStreamer's libraries the first GStreamer call would end the doctor itself: said, and nothing else of
+        // GStreamer's (elements, outputs) is tried.
+        let gstreamerProblem = MediaSupport.libraryProblem
         var missing: [String: [String]] = [:]
-        for (element, package, purpose) in elements where !MediaSupport.hasElement(element) {
+        for (element, package, purpose) in elements where gstreamerProblem == nil && !MediaSupport.hasElement(element) {
             missing[package, default: []].append("\(element) (\(purpose))")
         }
-        if missing.isEmpty {
+        if let gstreamerProblem {
+            checks.append(Check(name: "gstreamer", verdict: .failure, detail: "cannot load GStreamer: \(gstreamerProblem)",
+                                fix: "sudo apt-get install libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 gstreamer1.0-plugins-base"))
+        } else if missing.isEmpty {
             checks.append(Check(name: "gstreamer", verdict: .ok, detail: "every GStreamer element Tonearm uses is installed"))
         } else {
             for (package, what) in missing.sorted(by: { $0.key < $1.key }) {
@@ -71,22 +77,11 @@ struct Doctor {
             }
         }
 
-        do {
-            let device = try PlaybackEngine.checkOutput(.sink(settings.audioSink))
-            if device {
-                checks.append(Check(name: "audio output", verdict: .ok, detail: "'\(settings.audioSink)' works"))
-            } else if settings.audioSink == PlaybackEngine.defaultSink {
-                checks.append(Check(name: "audio output", verdict: .warning,
-                                    detail: "no audio device answers: Tonearm would play to a silent null sink",
-                                    fix: "start PipeWire or PulseAudio (or check ALSA), or set audio-sink in the config"))
-            } else {
-                checks.append(Check(name: "audio output", verdict: .ok, detail: "'\(settings.audioSink)' (a null or file sink) works"))
-            }
-        } catch {
-            checks.append(Check(name: "audio output", verdict: .failure, detail: "\(error)", fix: "fix audio-sink in \(configFile.path)"))
-        }
+        checks.append(gstreamerProblem == nil ? audioOutputCheck(settings.audioSink, configFile: configFile)
+            : Check(name: "audio output", verdict: .failure, detail: "not tried: GStreamer cannot be loaded",
+                    fix: "install GStreamer (see the gstreamer check)"))
 
-        for output in settings.outputs.named.sorted(by: { $0.name < $1.name }) {
+        for output in settings.outputs.named.sorted(by: { $0.name < $1.name }) where gstreamerProblem == nil {
             checks.append(check(output, configFile: configFile))
         }
 
@@ -98,6 +93,23 @@ struct Doctor {
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))
         }
         return checks
+    }
+
+    /// The configured audio sink: it opens, and reaches a device (a null sink when none answers is a warning).
+    static func audioOutputCheck(_ sink: String, configFile: URL) -> Check {
+        do {
+            if try PlaybackEngine.checkOutput(.sink(sink)) {
+                return Check(name: "audio output", verdict: .ok, detail: "'\(sink)' works")
+            }
+            if sink == PlaybackEngine.defaultSink {
+                return Check(name: "audio output", verdict: .warning,
+                             detail: "no audio device answers: Tonearm would play to a silent null sink",
+                             fix: "start PipeWire or PulseAudio (or check ALSA), or set audio-sink in the config")
+            }
+            return Check(name: "audio output", verdict: .ok, detail: "'\(sink)' (a null or file sink) works")
+        } catch {
+            return Check(name: "audio output", verdict: .failure, detail: "\(error)", fix: "fix audio-sink in \(configFile.path)")
+        }
     }
 
     /// The web face: its files readable, and its port free or held by a running Tonearm.

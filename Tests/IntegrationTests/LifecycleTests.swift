@@ -252,6 +252,26 @@ import Testing
         #expect(Self.enginesBuilt(d) == 1)
     }
 
+    /// Without GStreamer's libraries (a name that does not exist stands for them), the doctor says so and still checks
+    /// the rest, and a first GStreamer call ends the process with the loader's reason and status 127, not a crash.
+    @Test func withoutGStreamerTheDoctorSaysSoAndAFirstCallEndsWithTheReason() async throws {
+        let d = try Daemon()
+        d.extraEnvironment["TONEARM_GSTREAMER_LIBRARY"] = "libgstreamer-absent-1.0.so.0"
+        let tonearmd = Daemon.binDirectory.appendingPathComponent("tonearmd").path
+        let doctor = try await d.run(tonearmd, ["--doctor"])
+        let checks = try JSONSerialization.jsonObject(with: Data(doctor.out.utf8)) as? [[String: Any]] ?? []
+        let gstreamer = try #require(checks.first { $0["name"] as? String == "gstreamer" }, "\(doctor.out)")
+        #expect(gstreamer["verdict"] as? String == "failure")
+        #expect((gstreamer["detail"] as? String ?? "").contains("libgstreamer-absent-1.0.so.0"), "\(gstreamer)")
+        #expect(checks.contains { $0["name"] as? String == "web" }, "the other checks were not made: \(doctor.out)")
+
+        let song = try d.sine("song.wav", seconds: 1)
+        let (_, err, status) = try await runProcess(tonearmd, ["--measure-loudness", song], environment: d.environment)
+        #expect(status == 127, "\(err)")
+        #expect(err.contains("cannot load GStreamer: libgstreamer-absent-1.0.so.0"), "\(err)")
+        #expect(FileManager.default.fileExists(atPath: song))
+    }
+
     /// A sink that writes to a FIFO whose reader went away blocks in open(), holding the thread that changes the
     /// pipeline's state; SIGTERM still ends the daemon, once its shutdown deadline has passed.
     @Test func aShutdownStuckOnABlockedOutputStillEnds() async throws {

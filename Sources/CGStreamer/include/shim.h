@@ -10,6 +10,9 @@
 #include <gst/app/gstappsink.h>
 #include <dlfcn.h>
 
+/// Non-zero when GStreamer's libraries cannot be opened, with the loader's reason in `why` (Loader.c).
+int tn_gst_library_problem(char *why, size_t size);
+
 // MARK: - Casts and type checks (GObject macros)
 
 static inline GObject *tn_object(gpointer p) { return G_OBJECT(p); }
