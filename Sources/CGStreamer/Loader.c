@@ -31,12 +31,22 @@ static void give_up(const char *what, const char *detail) {
     _exit(127);
 }
 
-static void load(void) {
-    void *handles[library_count];
+// Opens every library into `handles`; 0, or 1 with the loader's reason in `why`.
+static int open_libraries(void *handles[], char *why, size_t size) {
     for (int i = 0; i < library_count; i++) {
         handles[i] = dlopen(library(i), RTLD_NOW | RTLD_GLOBAL);
-        if (handles[i] == NULL) give_up(library(i), dlerror());
+        if (handles[i] == NULL) {
+            snprintf(why, size, "%s", dlerror());
+            return 1;
+        }
     }
+    return 0;
+}
+
+static void load(void) {
+    void *handles[library_count];
+    char why[400];
+    if (open_libraries(handles, why, sizeof why)) give_up(why, NULL);
     // By handle, never RTLD_DEFAULT: where the executable's own symbols are visible, that finds the stub itself.
     size_t slot = 0;
     for (const char *name = tn_gst_names; *name != '\0'; name += strlen(name) + 1, slot++) {
@@ -59,11 +69,6 @@ int tn_gst_library_problem(char *why, size_t size);
 // Whether the libraries can be opened, with the loader's reason when not: asked before the first call, which would
 // end the process.
 int tn_gst_library_problem(char *why, size_t size) {
-    for (int i = 0; i < library_count; i++) {
-        if (dlopen(library(i), RTLD_NOW | RTLD_GLOBAL) == NULL) {
-            snprintf(why, size, "%s", dlerror());
-            return 1;
-        }
-    }
-    return 0;
+    void *handles[library_count];
+    return open_libraries(handles, why, size);
 }

@@ -8,22 +8,26 @@ struct PlayerInterface: DBusInterfaceHandler {
     let player: Player
     private let encoded = EncodedSnapshot()
 
+    /// Runs a transport command, answering its call as soon as the new status is published (`CommandTaken`), not
+    /// after the engine's state change has started.
+    private func answeredWhenTaken(_ command: () async -> Void) async {
+        await CommandTaken.answering(DBusCurrentCall.answerNow, command)
+    }
+
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
         try await bridged {
             switch method {
             case "Next": await player.next()
             case "Previous": await player.previous()
-            // Answered as soon as the new status is published (`CommandTaken`), not after the engine's state change
-            // has started.
-            case "Pause": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.pause() }
+            case "Pause": await answeredWhenTaken { await player.pause() }
             case "PlayPause":
                 // The spec: with CanPause false, PlayPause has no effect and raises an error.
                 guard player.state.snapshot.canPause else {
                     throw TonearmError(.nothingToPlay, "nothing to play or pause: the queue is empty")
                 }
-                await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.playPause() }
-            case "Stop": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.stop() }
-            case "Play": await CommandTaken.answering(DBusCurrentCall.answerNow) { await player.play() }
+                await answeredWhenTaken { await player.playPause() }
+            case "Stop": await answeredWhenTaken { await player.stop() }
+            case "Play": await answeredWhenTaken { await player.play() }
             case "Seek": await player.seek(by: a[0].int64Value ?? 0)
             case "SetPosition":
                 await player.setPosition(TrackID(path: a[0].stringValue ?? ""), a[1].int64Value ?? -1)

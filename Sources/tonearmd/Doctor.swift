@@ -44,20 +44,11 @@ struct Doctor {
         // Without GStreamer's libraries the first GStreamer call would end the doctor itself: said, and nothing else of
         // GStreamer's (elements, outputs) is tried.
         let gstreamerProblem = MediaSupport.libraryProblem
-        var missing: [String: [String]] = [:]
-        for (element, package, purpose) in elements where gstreamerProblem == nil && !MediaSupport.hasElement(element) {
-            missing[package, default: []].append("\(element) (\(purpose))")
-        }
         if let gstreamerProblem {
             checks.append(Check(name: "gstreamer", verdict: .failure, detail: "cannot load GStreamer: \(gstreamerProblem)",
                                 fix: "sudo apt-get install libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 gstreamer1.0-plugins-base"))
-        } else if missing.isEmpty {
-            checks.append(Check(name: "gstreamer", verdict: .ok, detail: "every GStreamer element Tonearm uses is installed"))
         } else {
-            for (package, what) in missing.sorted(by: { $0.key < $1.key }) {
-                checks.append(Check(name: "gstreamer", verdict: .failure, detail: "missing: " + what.joined(separator: ", "),
-                                    fix: "sudo apt-get install \(package)"))
-            }
+            checks += elementChecks()
         }
 
         let music = LocalLibrary.defaultMusicFolder(environment: environment)
@@ -93,6 +84,21 @@ struct Doctor {
                                 fix: "mkdir -p '\(folder.path)', or set folders in [plugins.library]"))
         }
         return checks
+    }
+
+    /// Every element Tonearm relies on is installed, or what is missing by Debian package.
+    static func elementChecks() -> [Check] {
+        var missing: [String: [String]] = [:]
+        for (element, package, purpose) in elements where !MediaSupport.hasElement(element) {
+            missing[package, default: []].append("\(element) (\(purpose))")
+        }
+        guard !missing.isEmpty else {
+            return [Check(name: "gstreamer", verdict: .ok, detail: "every GStreamer element Tonearm uses is installed")]
+        }
+        return missing.sorted(by: { $0.key < $1.key }).map { package, what in
+            Check(name: "gstreamer", verdict: .failure, detail: "missing: " + what.joined(separator: ", "),
+                  fix: "sudo apt-get install \(package)")
+        }
     }
 
     /// The configured audio sink: it opens, and reaches a device (a null sink when none answers is a warning).

@@ -36,30 +36,19 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
 
 @Suite struct EarlyAnswerTests {
     @Test func aCommandIsAnsweredWhenTakenNotWhenItsHandlerReturns() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let server = try DBusConnection.connect(address: bus.address)
-        let client = try DBusConnection.connect(address: bus.address)
-        defer {
-            client.close()
-            server.close()
-        }
         let handler = TakingHandler()
-        server.export(path: "/org/tonearm/Taking", handlers: [handler])
-        func call(_ member: String) async throws -> [DBusValue] {
-            try await client.call(destination: server.uniqueName, path: "/org/tonearm/Taking", interface: "org.tonearm.Taking1",
-                                  member: member, timeout: .seconds(30))
+        try await withExported(handler) { call in
+            // Answered (empty, once) while its handler has not returned: its later error is not what the caller gets.
+            #expect(try await call("Take") == [])
+            #expect(!handler.hasFinished)
+            let waiting = await eventually(timeout: .seconds(20)) { handler.isWaiting }
+            try #require(waiting)
+            // Calls are still handled one at a time, in order: the next is answered once the handler has returned.
+            let fast = Task { try await call("Fast") }
+            handler.release()
+            #expect(try await fast.value == [.string("fast")])
+            #expect(handler.hasFinished)
         }
-        // Answered (empty, once) while its handler has not returned: its later error is not what the caller gets.
-        #expect(try await call("Take") == [])
-        #expect(!handler.hasFinished)
-        let waiting = await eventually(timeout: .seconds(20)) { handler.isWaiting }
-        try #require(waiting)
-        // Calls are still handled one at a time, in order: the next is answered once the handler has returned.
-        let fast = Task { try await call("Fast") }
-        handler.release()
-        #expect(try await fast.value == [.string("fast")])
-        #expect(handler.hasFinished)
         // Outside a handler it does nothing.
         DBusCurrentCall.answerNow()
     }

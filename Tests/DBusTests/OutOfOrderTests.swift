@@ -38,27 +38,16 @@ private final class SlowHandler: DBusInterfaceHandler, Sendable {
 
 @Suite struct OutOfOrderTests {
     @Test func aSlowCallHoldsNoLaterCall() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let server = try DBusConnection.connect(address: bus.address)
-        let client = try DBusConnection.connect(address: bus.address)
-        defer {
-            client.close()
-            server.close()
-        }
         let handler = SlowHandler()
-        server.export(path: "/org/tonearm/Slow", handlers: [handler])
-        func call(_ member: String) async throws -> [DBusValue] {
-            try await client.call(destination: server.uniqueName, path: "/org/tonearm/Slow", interface: "org.tonearm.Slow1",
-                                  member: member, timeout: .seconds(30))
+        try await withExported(handler) { call in
+            let slow = Task { try await call("Slow") }
+            let inside = await eventually(timeout: .seconds(20)) { handler.entered.load(ordering: .sequentiallyConsistent) }
+            try #require(inside)
+            // Slow is still waiting (nothing released it): Fast is answered all the same, twice.
+            #expect(try await call("Fast") == [.string("fast")])
+            #expect(try await call("Fast") == [.string("fast")])
+            handler.release()
+            #expect(try await slow.value == [.string("slow")])
         }
-        let slow = Task { try await call("Slow") }
-        let inside = await eventually(timeout: .seconds(20)) { handler.entered.load(ordering: .sequentiallyConsistent) }
-        try #require(inside)
-        // Slow is still waiting (nothing released it): Fast is answered all the same, twice.
-        #expect(try await call("Fast") == [.string("fast")])
-        #expect(try await call("Fast") == [.string("fast")])
-        handler.release()
-        #expect(try await slow.value == [.string("slow")])
     }
 }

@@ -219,6 +219,26 @@ func withFixture(_ body: (Fixture) async throws -> Void) async throws {
     try await body(f)
 }
 
+/// Runs `body` with `handler` exported by a server on a fresh private bus, and a call of its interface's methods from
+/// a client (30 s timeout: what a test holds back is let go by the test, not by the clock); always shut down.
+func withExported(_ handler: some DBusInterfaceHandler, _ body: (_ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
+    async throws {
+    let bus = try PrivateBus.start()
+    defer { bus.stop() }
+    let server = try DBusConnection.connect(address: bus.address)
+    let client = try DBusConnection.connect(address: bus.address)
+    defer {
+        client.close()
+        server.close()
+    }
+    server.export(path: "/org/tonearm/Exported", handlers: [handler])
+    let (destination, interface) = (server.uniqueName, handler.interface.name)
+    try await body { member in
+        try await client.call(destination: destination, path: "/org/tonearm/Exported", interface: interface, member: member,
+                              timeout: .seconds(30))
+    }
+}
+
 /// The DBusError thrown by `body`, or nil.
 func dbusError(_ body: () async throws -> Void) async -> DBusError? {
     do {

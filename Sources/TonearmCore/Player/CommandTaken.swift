@@ -15,8 +15,7 @@ public final class CommandTaken: Sendable {
 
     /// Runs `command` with `answer` called as soon as its effect is published (or never, if it publishes none: the
     /// face then answers when the command returns).
-    public static func answering<T: Sendable>(_ answer: @escaping @Sendable () -> Void, _ command: () async throws -> T)
-        async rethrows -> T {
-        try await $current.withValue(CommandTaken(answer)) { try await command() }
+    public static func answering(_ answer: @escaping @Sendable () -> Void, _ command: () async -> Void) async {
+        await $current.withValue(CommandTaken(answer)) { await command() }
     }
 }
