@@ -43,8 +43,10 @@ final class ConnectionCore: Sendable {
     /// How long `closeAfterReplies` waits for the answers of the calls being handled.
     static let replyGrace: UInt64 = 5_000_000_000
 
-    /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`.
-    typealias ImmediateResponder = @Sendable (IncomingCall) -> [DBusValue]?
+    /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`. The flag says whether
+    /// no call of any sender is being handled, even one already answered (a command may then be carried out here
+    /// without overtaking one).
+    typealias ImmediateResponder = @Sendable (IncomingCall, _ noneInFlight: Bool) -> Result<[DBusValue], DBusError>?
 
     struct Subscription: Sendable {
         var rule: DBusMatchRule
@@ -64,6 +66,8 @@ final class ConnectionCore: Sendable {
 
     let shared = Mutex(Shared())
     private let wakePending = Atomic<Bool>(false)
+    /// Calls handed to `incomingCalls` whose handling has not ended (the consumer lowers it when a handler returns).
+    let callsBeingHandled = Atomic<Int>(0)
     let incomingCalls: AsyncStream<IncomingCall>
     let incomingContinuation: AsyncStream<IncomingCall>.Continuation
 
@@ -422,17 +426,22 @@ final class LoopContext: @unchecked Sendable {
             let call = IncomingCall(
                 serial: h.serial, sender: h.sender, path: h.path ?? "/", interface: h.interface,
                 member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply)
-            // A property read answered here skips two thread hops (to a task and back to this thread).
-            if inFlightBySender[call.sender] == nil, let responder, let values = responder(call) {
-                if call.noReply { return DBUS_HANDLER_RESULT_HANDLED }
-                if let box = try? MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) {
+            // A property read (or a quick command) answered here skips two thread hops (to a task and back).
+            // A command may answer before it is done (`DBusCurrentCall.answerNow`): the reply is written at once.
+            if inFlightBySender[call.sender] == nil, let responder {
+                let reply = CallAnswer { [core] result in
+                    guard !call.noReply, let box = MessageBox.reply(to: call, result) else { return }
                     _ = dbus_connection_send(core.connection, box.message, nil)
+                }
+                let noneInFlight = core.callsBeingHandled.load(ordering: .acquiring) == 0
+                if let result = DBusCurrentCall.$answer.withValue(reply, operation: { responder(call, noneInFlight) }) {
+                    reply(result)
                     return DBUS_HANDLER_RESULT_HANDLED
                 }
-                // Not encodable: the usual path answers, with the error.
             }
             callsInFlight += 1
             inFlightBySender[call.sender, default: 0] += 1
+            core.callsBeingHandled.add(1, ordering: .relaxed)
             core.incomingContinuation.yield(call)
             return DBUS_HANDLER_RESULT_HANDLED
         default:

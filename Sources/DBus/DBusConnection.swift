@@ -15,24 +15,17 @@ public final class DBusConnection: Sendable {
         self.core = core
         let objects = self.objects
         let gate = self.gate
-        core.start { call in objects.immediateReply(call, if: gate.letsRead) }
+        core.start { call, noneInFlight in
+            if let values = objects.immediateReply(call, if: gate.letsRead) { return .success(values) }
+            // A command only when it overtakes nothing: no call being handled or held back by the gate.
+            guard noneInFlight, gate.isOpen else { return nil }
+            return objects.immediateCall(call)
+        }
         Task.detached { [core, objects, gate] in
             @Sendable func answer(_ call: IncomingCall, _ result: Result<[DBusValue], DBusError>) {
-                if call.noReply {
-                    core.enqueue(.reply(nil, sender: call.sender))
-                    return
-                }
-                let box: MessageBox?
-                switch result {
-                case .success(let values):
-                    do { box = try MessageBox.methodReturn(serial: call.serial, destination: call.sender, arguments: values) }
-                    catch { box = MessageBox.error(serial: call.serial, destination: call.sender, error: ObjectTree.named(error)) }
-                case .failure(let e):
-                    box = MessageBox.error(serial: call.serial, destination: call.sender, error: e)
-                }
-                core.enqueue(.reply(box, sender: call.sender))
+                core.enqueue(.reply(call.noReply ? nil : MessageBox.reply(to: call, result), sender: call.sender))
             }
-            for await call in core.incomingCalls {
+            @Sendable func handle(_ call: IncomingCall) async {
                 // A property read held since before reads were let through is answered as soon as they are, by the
                 // thread letting them through (so a client that asked early is not stuck behind its own read, nor
                 // behind a start keeping every worker busy); the rest waits for the release.
@@ -42,16 +35,21 @@ public final class DBusConnection: Sendable {
                         answer(call, .success(values))
                         return true
                     }
-                    if await gate.pass(reading: reading, answer: answerIfReadable) { continue }
-                    if !gate.isOpen, answerIfReadable() { continue }
+                    if await gate.pass(reading: reading, answer: answerIfReadable) { return }
+                    if !gate.isOpen, answerIfReadable() { return }
                 }
                 await gate.pass()
                 let once = CallAnswer { answer(call, $0) }
                 if objects.answersOutOfOrder(call) {
                     Task { await once.handle(call, by: objects) }
-                    continue
+                    return
                 }
                 await once.handle(call, by: objects)
+            }
+            for await call in core.incomingCalls {
+                await handle(call)
+                // Only now, its handler returned (an early answer may have gone long before), may a command overtake.
+                core.callsBeingHandled.subtract(1, ordering: .releasing)
             }
             // Closed: let go of the handlers (they often hold this connection).
             objects.removeAll()

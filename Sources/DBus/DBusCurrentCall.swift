@@ -7,8 +7,9 @@ public enum DBusCurrentCall {
     @TaskLocal static var answer: CallAnswer?
 
     /// Sends the call's reply (no values) now; what the handler returns or throws afterwards is dropped. For methods
-    /// without out-arguments whose effect is already published, and only once nothing after can fail. Outside a
-    /// handler, or a second time, it does nothing.
+    /// without out-arguments whose effect is already published, and only once nothing after can fail. Works in `call`
+    /// and in `callAtOnce` (there the reply is written before the method goes on). Outside a handler, or a second
+    /// time, it does nothing.
     public static func answerNow() { answer?(.success([])) }
 }
 

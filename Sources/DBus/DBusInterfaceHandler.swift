@@ -13,6 +13,8 @@ public protocol DBusInterfaceHandler: Sendable {
     func set(_ property: String, _ value: DBusValue) async throws
     /// See the default below: nil unless the handler can answer without waiting.
     func currentValue(_ property: String) -> DBusValue?
+    /// See the default below: nil unless the handler can carry out `method` at once, on the connection's thread.
+    func callAtOnce(_ method: String, _ arguments: [DBusValue], from sender: String) -> Result<[DBusValue], DBusError>?
     /// See the default below: false unless a call to `method` may be answered after later calls.
     func answersOutOfOrder(_ method: String) -> Bool
     /// See the default below: like `answersOutOfOrder(_:)`, for handlers whose answer depends on the arguments.
@@ -24,6 +26,14 @@ extension DBusInterfaceHandler {
     /// thread-safe C query), for reads that must be quick; nil sends the read through `get`. It is used only when
     /// no earlier call is still being handled, so answers keep the order of the calls.
     public func currentValue(_ property: String) -> DBusValue? { nil }
+
+    /// A method call carried out and answered on the connection's own thread, skipping the hops to a task and back:
+    /// for a quick command whose effect is published before it returns. Nil sends the call through `call` (also when
+    /// the handler's state is busy). It is asked only when no call of any sender is being handled or held, so it
+    /// overtakes none; the arguments already match the method's in-signature.
+    public func callAtOnce(_ method: String, _ arguments: [DBusValue], from sender: String) -> Result<[DBusValue], DBusError>? {
+        nil
+    }
 
     /// Whether calls to `method` are handled beside the calls after them instead of before them: for a slow method
     /// (decoding a file) that would otherwise hold every later call of every client. Its reply then comes when it is

@@ -45,6 +45,17 @@ final class MessageBox: @unchecked Sendable {
         return MessageBox(owning: m)
     }
 
+    /// The reply to `call`: its values, or the error (also when the values cannot be encoded).
+    static func reply(to call: IncomingCall, _ result: Result<[DBusValue], DBusError>) -> MessageBox? {
+        switch result {
+        case .success(let values):
+            do { return try methodReturn(serial: call.serial, destination: call.sender, arguments: values) }
+            catch { return self.error(serial: call.serial, destination: call.sender, error: ObjectTree.named(error)) }
+        case .failure(let e):
+            return self.error(serial: call.serial, destination: call.sender, error: e)
+        }
+    }
+
     /// An error reply for the call with `serial`; an invalid error name becomes `Failed`.
     static func error(serial: UInt32, destination: String?, error: DBusError) -> MessageBox? {
         var e = error

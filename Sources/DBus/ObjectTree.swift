@@ -148,16 +148,31 @@ final class ObjectTree: Sendable {
                 "\(iface).\(call.member) expects arguments '\(method.inSignature)', got '\(call.signature)'"))
         }
         do {
-            let out = try await handler.call(call.member, arguments, from: call.sender)
-            let sig = out.map(\.signature).joined()
-            guard sig == method.outSignature else {
-                return .failure(.failed(
-                    "\(iface).\(call.member) returned '\(sig)' but declares '\(method.outSignature)'"))
-            }
-            return .success(out)
+            return Self.checked(try await handler.call(call.member, arguments, from: call.sender), of: method, in: iface)
         } catch {
             return .failure(Self.named(error))
         }
+    }
+
+    /// The reply to a method call its handler carries out at once (`callAtOnce`), or nil: a call without an interface
+    /// or to a standard one, a mismatch of arguments, and everything the handler declines go through `handle`.
+    func immediateCall(_ call: IncomingCall) -> Result<[DBusValue], DBusError>? {
+        guard let iface = call.interface, case .success(let arguments) = call.arguments,
+              !Self.standardInterfaces.contains(where: { $0.name == iface }),
+              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == iface }),
+              let method = handler.interface.method(named: call.member), call.signature == method.inSignature,
+              let result = handler.callAtOnce(call.member, arguments, from: call.sender) else { return nil }
+        return result.flatMap { Self.checked($0, of: method, in: iface) }
+    }
+
+    /// A handler's out-arguments, or an error when they do not have the method's declared out-signature.
+    private static func checked(_ out: [DBusValue], of method: DBusInterfaceDescription.Method,
+                                in iface: String) -> Result<[DBusValue], DBusError> {
+        let sig = out.map(\.signature).joined()
+        guard sig == method.outSignature else {
+            return .failure(.failed("\(iface).\(method.name) returned '\(sig)' but declares '\(method.outSignature)'"))
+        }
+        return .success(out)
     }
 
     /// The interface a `Properties.Get` or `GetAll` call reads; nil for any other call.

@@ -1,4 +1,4 @@
-import DBus
+@testable import DBus
 import Foundation
 import Synchronization
 import TestSupport
@@ -11,13 +11,41 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
         <node><interface name="org.tonearm.Taking1">
           <method name="Take"/>
           <method name="Fast"><arg name="Out" type="s" direction="out"/></method>
+          <method name="Quick"><arg name="Out" type="s" direction="out"/></method>
+          <method name="Wrong"><arg name="Out" type="s" direction="out"/></method>
+          <method name="TakeAtOnce"/>
         </interface></node>
         """
     let interface = try! DBusInterfaceDescription.parse(xml: TakingHandler.xml)[0]
     let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
     let finished = Atomic<Bool>(false)
 
+    /// Whether Quick is carried out at once (on the connection's thread) when asked.
+    let quickAtOnce = Atomic<Bool>(true)
+    /// TakeAtOnce holds the connection's thread while this is true.
+    let atOnceHeld = Atomic<Bool>(false)
+    /// Where each Quick at once ran: inside a task or not.
+    let atOnceInTask = Mutex<[Bool]>([])
+
+    func callAtOnce(_ method: String, _ arguments: [DBusValue], from sender: String) -> Result<[DBusValue], DBusError>? {
+        switch method {
+        case "Quick" where quickAtOnce.load(ordering: .sequentiallyConsistent):
+            let inTask = withUnsafeCurrentTask { $0 != nil }
+            atOnceInTask.withLock { $0.append(inTask) }
+            return .success([.string("at once")])
+        case "Wrong": return .success([.int32(1)])
+        case "TakeAtOnce":
+            // Answered, then held on the connection's thread until the test has seen the answer.
+            atOnceHeld.store(true, ordering: .sequentiallyConsistent)
+            DBusCurrentCall.answerNow()
+            while atOnceHeld.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+            return .failure(.failed("too late to be seen"))
+        default: return nil
+        }
+    }
+
     func call(_ method: String, _ arguments: [DBusValue], from sender: String) async throws -> [DBusValue] {
+        if method == "Quick" { return [.string("usual")] }
         guard method == "Take" else { return [.string("fast")] }
         DBusCurrentCall.answerNow()
         DBusCurrentCall.answerNow()
@@ -51,5 +79,51 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
         }
         // Outside a handler it does nothing.
         DBusCurrentCall.answerNow()
+    }
+
+    @Test func aQuickCommandIsCarriedOutOnTheConnectionThreadWhenItOvertakesNothing() async throws {
+        let handler = TakingHandler()
+        try await withExported(handler) { server, call in
+            #expect(try await call("Quick") == [.string("at once")])
+            #expect(handler.atOnceInTask.withLock { $0 } == [false])
+            // Declined: the usual way.
+            handler.quickAtOnce.store(false, ordering: .sequentiallyConsistent)
+            #expect(try await call("Quick") == [.string("usual")])
+            handler.quickAtOnce.store(true, ordering: .sequentiallyConsistent)
+            // Out-arguments not as declared: an error, as on the usual path.
+            let wrong = await dbusError { _ = try await call("Wrong") }
+            #expect(wrong?.name == "org.freedesktop.DBus.Error.Failed")
+            // Answered early on the connection's thread: the caller has its answer while the command goes on.
+            #expect(try await call("TakeAtOnce") == [])
+            let held = handler.atOnceHeld.load(ordering: .sequentiallyConsistent)
+            #expect(held)
+            handler.atOnceHeld.store(false, ordering: .sequentiallyConsistent)
+            #expect(try await call("Quick") == [.string("at once")])
+
+            // While an earlier call is still being handled (answered, its handler not returned), Quick does not
+            // overtake it: it goes the usual way, after it.
+            #expect(try await call("Take") == [])
+            let waiting = await eventually(timeout: .seconds(20)) { handler.isWaiting }
+            try #require(waiting)
+            let quick = Task { try await call("Quick") }
+            let queued = await eventually(timeout: .seconds(20)) { server.core.callsBeingHandled.load(ordering: .relaxed) == 2 }
+            try #require(queued)
+            handler.release()
+            #expect(try await quick.value == [.string("usual")])
+            #expect(handler.hasFinished)
+            #expect(handler.atOnceInTask.withLock { $0 } == [false, false])
+        }
+    }
+
+    @Test func aQuickCommandHeldByTheGateGoesTheUsualWay() async throws {
+        let handler = TakingHandler()
+        try await withExported(handler, held: true) { server, call in
+            let quick = Task { try await call("Quick") }
+            let held = await eventually(timeout: .seconds(20)) { server.gate.waiterCount == 1 }
+            try #require(held)
+            server.releaseIncomingCalls()
+            #expect(try await quick.value == [.string("usual")])
+            #expect(handler.atOnceInTask.withLock { $0 }.isEmpty)
+        }
     }
 }

@@ -223,6 +223,13 @@ func withFixture(_ body: (Fixture) async throws -> Void) async throws {
 /// a client (30 s timeout: what a test holds back is let go by the test, not by the clock); always shut down.
 func withExported(_ handler: some DBusInterfaceHandler, _ body: (_ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
     async throws {
+    try await withExported(handler) { _, call in try await body(call) }
+}
+
+/// The same, with the server's connection too (to hold its calls, or look at what it is handling).
+func withExported(_ handler: some DBusInterfaceHandler, held: Bool = false,
+                  _ body: (_ server: DBusConnection, _ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
+    async throws {
     let bus = try PrivateBus.start()
     defer { bus.stop() }
     let server = try DBusConnection.connect(address: bus.address)
@@ -231,9 +238,10 @@ func withExported(_ handler: some DBusInterfaceHandler, _ body: (_ call: @escapi
         client.close()
         server.close()
     }
+    if held { server.holdIncomingCalls() }
     server.export(path: "/org/tonearm/Exported", handlers: [handler])
     let (destination, interface) = (server.uniqueName, handler.interface.name)
-    try await body { member in
+    try await body(server) { member in
         try await client.call(destination: destination, path: "/org/tonearm/Exported", interface: interface, member: member,
                               timeout: .seconds(30))
     }

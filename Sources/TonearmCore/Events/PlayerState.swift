@@ -64,14 +64,17 @@ public final class PlayerChannel: Sendable {
 
     /// Replaces the state, and publishes `event` with it (if any); the state is readable before any subscriber
     /// hears the event. `deliver` false leaves the event to the listeners' next delivery, which the next publish
-    /// makes: two events published at once then reach a face's thread in one wake-up.
-    func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil, deliver: Bool = true) {
+    /// makes: two events published at once then reach a face's thread in one wake-up. `taken`: a command's effect,
+    /// whose caller is answered (`CommandTaken`) once the state is readable and before any listener runs.
+    func publish(snapshot: PlayerSnapshot? = nil, position: PositionBasis? = nil, event: PlayerEvent? = nil,
+                 deliver: Bool = true, taken: Bool = false) {
         latest.withLock { state in
             state.revision &+= 1
             if let snapshot { state.snapshot = snapshot }
             if let position { state.position = position }
             if let event { state.sequence = events.enqueue(event) }
         }
+        if taken { CommandTaken.published() }
         // Outside the state's lock: a listener may read the state it announces. Also without an event of its own:
         // one left undelivered before goes out now.
         if deliver { events.deliverToListeners() }

@@ -10,12 +10,17 @@ public final class CommandTaken: Sendable {
 
     private init(_ answer: @escaping @Sendable () -> Void) { self.answer = answer }
 
-    /// Called by the Player once the command's effect is published.
+    /// Called by the Player once the command's effect is readable, before the listeners hear of it.
     static func published() { current?.answer() }
 
     /// Runs `command` with `answer` called as soon as its effect is published (or never, if it publishes none: the
     /// face then answers when the command returns).
     public static func answering(_ answer: @escaping @Sendable () -> Void, _ command: () async -> Void) async {
         await $current.withValue(CommandTaken(answer)) { await command() }
+    }
+
+    /// The same for a command run in place, outside any task (`Player.takeAtOnce` on a face's thread).
+    public static func answering<T>(_ answer: @escaping @Sendable () -> Void, _ command: () -> T) -> T {
+        $current.withValue(CommandTaken(answer)) { command() }
     }
 }

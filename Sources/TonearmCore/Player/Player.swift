@@ -108,6 +108,18 @@ public actor Player {
     /// Every change as one numbered event; each face subscribes with a bounded buffer of its own.
     public nonisolated var events: EventFanOut<PlayerEvent> { channel.events }
 
+    /// Runs the actor's jobs; lets a face's thread run a command in place when the Player is idle (`takeAtOnce`).
+    private nonisolated let executor = PlayerExecutor()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Runs `command` now, on the caller's thread, when the Player has nothing else to do; false (and nothing done)
+    /// when it is busy, so the caller sends it the usual way, behind what came first. For a quick command whose
+    /// effect is published before it returns (a transport command): the caller can answer at once.
+    public nonisolated func takeAtOnce(_ command: (isolated Player) -> Void) -> Bool {
+        executor.runNow { assumeIsolated(command) } != nil
+    }
+
     /// The queue version last published, grown at every change of the entries or their metadata.
     var queueVersion: UInt64 = 0
     /// The entries `queueVersion` was last grown for.
@@ -294,18 +306,18 @@ public actor Player {
     }
 
     /// Publishes the state after a change (with a `changed` event when anything a face shows changed) and sets
-    /// the position basis afresh.
-    func publish() {
+    /// the position basis afresh. `command`: the change a command made, whose caller may be answered now.
+    func publish(command: Bool = false) {
         checkListening()
         followLyricsTrack()
         let s = makeSnapshot()
         defer { followPlayingForSaves() }
         guard s != lastSnapshot else {
-            channel.publish(position: makeBasis())
+            channel.publish(position: makeBasis(), taken: command)
             return
         }
         lastSnapshot = s
-        channel.publish(snapshot: s, position: makeBasis(), event: .changed(s))
+        channel.publish(snapshot: s, position: makeBasis(), event: .changed(s), taken: command)
     }
 
     /// Tells every face of `event`; the published state is the one of the last `publish`, with the position basis

@@ -160,11 +160,11 @@ extension Player {
 
     // MARK: Internals
 
-    /// After a command: clients hear of it, ticks and the lyrics line follow the status, the state is saved soon.
-    /// Published first: the faces' signals are what a client waits for, and the tick timer's restart is not.
+    /// After a command: its caller is answered, clients hear of it, ticks and the lyrics line follow the status, the
+    /// state is saved soon. Published first: the reply and the faces' signals are what a client waits for, and the
+    /// tick timer's restart is not.
     func publishCommand() {
-        publish()
-        CommandTaken.published()
+        publish(command: true)
         followStatus()
         scheduleSave()
     }
