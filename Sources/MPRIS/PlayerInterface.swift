@@ -44,20 +44,21 @@ struct PlayerInterface: DBusInterfaceHandler {
         }
     }
 
-    /// Play, Pause, PlayPause and Stop carried out on the bus thread while the Player is idle: the reply then needs no
-    /// hop to a task and back. As on the usual path, the new status is published before the reply goes.
+    /// Play, Pause and PlayPause carried out on the bus thread while the Player is idle and the command only moves
+    /// between playing and paused (`Player.toggleAtOnce`): the reply then needs no hop to a task and back. As on the
+    /// usual path, the new status is published before the reply goes. Stop is not: resetting the pipeline waits for
+    /// its streaming threads, and the bus thread would not answer reads meanwhile.
     func callAtOnce(_ method: String, _ arguments: [DBusValue], from sender: String) -> Result<[DBusValue], DBusError>? {
-        let command: (isolated Player) -> Void
+        let command: Player.Toggle
         switch method {
-        case "Play": command = { $0.play() }
-        case "Pause": command = { $0.pause() }
+        case "Play": command = .play
+        case "Pause": command = .pause
         // With CanPause false the usual path raises the spec's error.
-        case "PlayPause" where player.state.snapshot.canPause: command = { $0.playPause() }
-        case "Stop": command = { $0.stop() }
+        case "PlayPause" where player.state.snapshot.canPause: command = .playPause
         default: return nil
         }
         // Answered as the status is published, before the signals are built and the engine moves.
-        return CommandTaken.answering(DBusCurrentCall.answerNow) { player.takeAtOnce(command) } ? .success([]) : nil
+        return CommandTaken.answering(DBusCurrentCall.answerNow) { player.toggleAtOnce(command) } ? .success([]) : nil
     }
 
     /// OpenUri of a network stream waits for the server's headers: every other call goes on meanwhile.

@@ -88,10 +88,3 @@ private actor Counter {
         #expect(Set(log).count == log.count)
     }
 }
-
-/// Runs `body` on a thread of its own, outside any task (as a bus thread calls).
-private func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: body()) }
-    }
-}

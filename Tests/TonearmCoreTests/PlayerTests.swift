@@ -41,6 +41,34 @@ import Testing
         #expect(s.current?.id == ids[0])
     }
 
+    @Test func onlyAMoveBetweenPlayingAndPausedIsTakenInPlace() async throws {
+        // Stopped, with nothing loaded: a Play would load a track, which GStreamer does on the calling thread.
+        #expect(!player.toggleAtOnce(.play))
+        #expect(!player.toggleAtOnce(.playPause))
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        #expect(player.state.snapshot.status == .playing)
+        // Between playing and paused: carried out on this thread, and published before it returns. (Declined while
+        // the Player still takes the engine's reports: then asked again.)
+        let player = self.player
+        func inPlace(_ command: Player.Toggle) async -> PlaybackStatus? {
+            var status: PlaybackStatus?
+            _ = await eventually(timeout: .seconds(20), interval: .milliseconds(1)) {
+                status = await onThread { player.toggleAtOnce(command) ? player.state.snapshot.status : nil }
+                return status != nil
+            }
+            return status
+        }
+        #expect(await inPlace(.playPause) == .paused)
+        #expect(await inPlace(.play) == .playing)
+        #expect(await inPlace(.pause) == .paused)
+        // Stopped again: the usual way.
+        await player.stop()
+        #expect(!player.toggleAtOnce(.playPause))
+        #expect(player.state.snapshot.status == .stopped)
+    }
+
     @Test func aSeekDuringPrerollIsTakenAndReadBackAtOnce() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])
@@ -294,5 +322,12 @@ final class EventLog: Sendable {
         try await waitUntil("the volume is on disk") { (try? store.load())?.volume == 0.25 }
         #expect(inode(store.url) != written)
         await player.shutdown()
+    }
+}
+
+/// Runs `body` on a thread of its own, outside any task (as a bus thread calls).
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
     }
 }

@@ -113,11 +113,11 @@ public actor Player {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// Runs `command` now, on the caller's thread, when the Player has nothing else to do; false (and nothing done)
+    /// Runs `command` now, on the caller's thread, when the Player has nothing else to do; nil (and nothing done)
     /// when it is busy, so the caller sends it the usual way, behind what came first. For a quick command whose
-    /// effect is published before it returns (a transport command): the caller can answer at once.
-    public nonisolated func takeAtOnce(_ command: (isolated Player) -> Void) -> Bool {
-        executor.runNow { assumeIsolated(command) } != nil
+    /// effect is published before it returns (`toggleAtOnce`): the caller can answer at once.
+    nonisolated func takeAtOnce<T: Sendable>(_ command: (isolated Player) -> T) -> T? {
+        executor.runNow { assumeIsolated(command) }
     }
 
     /// The queue version last published, grown at every change of the entries or their metadata.

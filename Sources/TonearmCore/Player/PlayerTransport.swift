@@ -37,6 +37,27 @@ extension Player {
         status == .playing ? pause() : play()
     }
 
+    /// Play, Pause or PlayPause carried out now on the caller's thread (`takeAtOnce`) when it only moves between
+    /// playing and paused: the engine then only decides, and its state change runs on a thread of its own after the
+    /// answer. False, with nothing done, when the Player is busy or the command would load a track or reset the
+    /// pipeline (from stopped, with the output lost), which GStreamer does on the calling thread: send it the usual way.
+    public nonisolated func toggleAtOnce(_ command: Toggle) -> Bool {
+        takeAtOnce { player -> Bool in
+            guard !player.outputIsLost, player.status == .playing || (player.status == .paused && player.loaded != nil) else {
+                return false
+            }
+            switch command {
+            case .play: player.play()
+            case .pause: player.pause()
+            case .playPause: player.playPause()
+            }
+            return true
+        } == true
+    }
+
+    /// The commands `toggleAtOnce` takes.
+    public enum Toggle: Sendable { case play, pause, playPause }
+
     public func stop() {
         guard status != .stopped else { return }
         halt()
