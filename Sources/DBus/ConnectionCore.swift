@@ -68,6 +68,8 @@ final class ConnectionCore: Sendable {
     private let wakePending = Atomic<Bool>(false)
     /// Calls handed to `incomingCalls` whose handling has not ended (the consumer lowers it when a handler returns).
     let callsBeingHandled = Atomic<Int>(0)
+    /// The loop's thread, once it runs (0 before).
+    private let loopThread = Atomic<UInt>(0)
     let incomingCalls: AsyncStream<IncomingCall>
     let incomingContinuation: AsyncStream<IncomingCall>.Continuation
 
@@ -112,8 +114,9 @@ final class ConnectionCore: Sendable {
     /// Starts the loop thread; `responder` may answer calls at once while no earlier call is being handled.
     func start(responder: ImmediateResponder? = nil) {
         let context = LoopContext(core: self, responder: responder)
-        let thread = Thread {
+        let thread = Thread { [self] in
             _ = tn_name_this_thread("dbus-connection")
+            loopThread.store(pthread_self(), ordering: .releasing)
             context.run()
         }
         thread.start()
@@ -121,12 +124,20 @@ final class ConnectionCore: Sendable {
 
     // MARK: Any thread
 
-    /// Queues work for the loop; false (and nothing queued) once the connection is closed.
+    /// Queues work for the loop; false (and nothing queued) once the connection is closed. A message that wants no
+    /// reply (a signal), sent from the loop's own thread with nothing queued before it, leaves at once instead: a
+    /// command carried out there (`callAtOnce`) sends its PropertiesChanged without waking the loop through the eventfd.
     @discardableResult
     func enqueue(_ work: Work) -> Bool {
-        let ok = shared.withLock { s -> Bool in
-            guard !s.closed else { return false }
+        let onLoop = loopThread.load(ordering: .acquiring) == pthread_self()
+        let (ok, now) = shared.withLock { s -> (Bool, MessageBox?) in
+            guard !s.closed else { return (false, nil) }
+            if onLoop, s.queue.isEmpty, case .send(let box, nil, _) = work { return (true, box) }
             s.queue.append(work)
+            return (true, nil)
+        }
+        if let now {
+            _ = dbus_connection_send(connection, now.message, nil)
             return true
         }
         if ok { wake() }

@@ -14,6 +14,8 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
           <method name="Quick"><arg name="Out" type="s" direction="out"/></method>
           <method name="Wrong"><arg name="Out" type="s" direction="out"/></method>
           <method name="TakeAtOnce"/>
+          <method name="Announce"/>
+          <signal name="Announced"><arg name="Count" type="i"/></signal>
         </interface></node>
         """
     let interface = try! DBusInterfaceDescription.parse(xml: TakingHandler.xml)[0]
@@ -22,6 +24,9 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
 
     /// Whether Quick is carried out at once (on the connection's thread) when asked.
     let quickAtOnce = Atomic<Bool>(true)
+    /// The connection Announce sends its signal on.
+    let connection = Mutex<DBusConnection?>(nil)
+    let announced = Atomic<Int>(0)
     /// TakeAtOnce holds the connection's thread while this is true.
     let atOnceHeld = Atomic<Bool>(false)
     /// Where each Quick at once ran: inside a task or not.
@@ -34,6 +39,13 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
             atOnceInTask.withLock { $0.append(inTask) }
             return .success([.string("at once")])
         case "Wrong": return .success([.int32(1)])
+        case "Announce":
+            // Answered, then a signal sent from the connection's own thread.
+            DBusCurrentCall.answerNow()
+            let count = announced.add(1, ordering: .relaxed).newValue
+            connection.withLock { $0 }?.emitSignal(path: "/org/tonearm/Exported", interface: "org.tonearm.Taking1",
+                                                    member: "Announced", arguments: [.int32(Int32(count))])
+            return .success([])
         case "TakeAtOnce":
             // Answered, then held on the connection's thread until the test has seen the answer.
             atOnceHeld.store(true, ordering: .sequentiallyConsistent)
@@ -113,6 +125,34 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
             #expect(handler.hasFinished)
             #expect(handler.atOnceInTask.withLock { $0 } == [false, false])
         }
+    }
+
+    @Test func aSignalSentFromTheConnectionThreadLeavesInOrder() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try DBusConnection.connect(address: bus.address)
+        let client = try DBusConnection.connect(address: bus.address)
+        defer {
+            client.close()
+            server.close()
+        }
+        let handler = TakingHandler()
+        handler.connection.withLock { $0 = server }
+        defer { handler.connection.withLock { $0 = nil } }
+        server.export(path: "/org/tonearm/Exported", handlers: [handler])
+        let signals = try await client.subscribe(DBusMatchRule(sender: server.uniqueName, interface: "org.tonearm.Taking1",
+                                                                member: "Announced"))
+        // Each sent at once from the connection's thread, nothing else queued: they arrive, in the order sent.
+        for _ in 0..<20 {
+            _ = try await client.call(destination: server.uniqueName, path: "/org/tonearm/Exported",
+                                      interface: "org.tonearm.Taking1", member: "Announce", timeout: .seconds(30))
+        }
+        var counts: [Int32] = []
+        for await signal in signals {
+            counts.append(Int32(signal.arguments.first?.int64Value ?? 0))
+            if counts.count == 20 { break }
+        }
+        #expect(counts == Array(1...20))
     }
 
     @Test func aQuickCommandHeldByTheGateGoesTheUsualWay() async throws {
