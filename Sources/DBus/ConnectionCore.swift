@@ -43,10 +43,13 @@ final class ConnectionCore: Sendable {
     /// How long `closeAfterReplies` waits for the answers of the calls being handled.
     static let replyGrace: UInt64 = 5_000_000_000
 
-    /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`. The flag says whether
-    /// no call of any sender is being handled, even one already answered (a command may then be carried out here
-    /// without overtaking one).
-    typealias ImmediateResponder = @Sendable (IncomingCall, _ noneInFlight: Bool) -> Result<[DBusValue], DBusError>?
+    /// Answers an incoming call on the loop thread itself, or nil to hand it to `incomingCalls`: `reads` a property
+    /// read, `commands` a command, asked only while no call of any sender is being handled (even one already
+    /// answered), so it overtakes none; it may answer before it is done (`DBusCurrentCall.answerNow`).
+    struct ImmediateResponder: Sendable {
+        var reads: @Sendable (IncomingCall) -> [DBusValue]?
+        var commands: @Sendable (IncomingCall) -> Result<[DBusValue], DBusError>?
+    }
 
     struct Subscription: Sendable {
         var rule: DBusMatchRule
@@ -405,6 +408,12 @@ final class LoopContext: @unchecked Sendable {
         }
     }
 
+    /// Writes the answer to a call taken on the loop thread.
+    private func send(_ result: Result<[DBusValue], DBusError>, to call: IncomingCall) {
+        guard !call.noReply, let box = MessageBox.reply(to: call, result) else { return }
+        _ = dbus_connection_send(core.connection, box.message, nil)
+    }
+
     /// Called by libdbus during dispatch, on the loop thread.
     fileprivate func handle(_ message: OpaquePointer) -> DBusHandlerResult {
         let h = MessageHeader(message)
@@ -438,16 +447,18 @@ final class LoopContext: @unchecked Sendable {
                 serial: h.serial, sender: h.sender, path: h.path ?? "/", interface: h.interface,
                 member: h.member ?? "", signature: h.signature, arguments: args, noReply: h.noReply)
             // A property read (or a quick command) answered here skips two thread hops (to a task and back).
-            // A command may answer before it is done (`DBusCurrentCall.answerNow`): the reply is written at once.
             if inFlightBySender[call.sender] == nil, let responder {
-                let reply = CallAnswer { [core] result in
-                    guard !call.noReply, let box = MessageBox.reply(to: call, result) else { return }
-                    _ = dbus_connection_send(core.connection, box.message, nil)
-                }
-                let noneInFlight = core.callsBeingHandled.load(ordering: .acquiring) == 0
-                if let result = DBusCurrentCall.$answer.withValue(reply, operation: { responder(call, noneInFlight) }) {
-                    reply(result)
+                if let values = responder.reads(call) {
+                    send(.success(values), to: call)
                     return DBUS_HANDLER_RESULT_HANDLED
+                }
+                if core.callsBeingHandled.load(ordering: .acquiring) == 0 {
+                    // An answer sent before the command is done is written at once.
+                    let reply = CallAnswer { [self] in send($0, to: call) }
+                    if let result = DBusCurrentCall.$answer.withValue(reply, operation: { responder.commands(call) }) {
+                        reply(result)
+                        return DBUS_HANDLER_RESULT_HANDLED
+                    }
                 }
             }
             callsInFlight += 1

@@ -15,12 +15,10 @@ public final class DBusConnection: Sendable {
         self.core = core
         let objects = self.objects
         let gate = self.gate
-        core.start { call, noneInFlight in
-            if let values = objects.immediateReply(call, if: gate.letsRead) { return .success(values) }
-            // A command only when it overtakes nothing: no call being handled or held back by the gate.
-            guard noneInFlight, gate.isOpen else { return nil }
-            return objects.immediateCall(call)
-        }
+        core.start(responder: ConnectionCore.ImmediateResponder(
+            reads: { objects.immediateReply($0, if: gate.letsRead) },
+            // A command only when it overtakes nothing held back by the gate either.
+            commands: { gate.isOpen ? objects.immediateCall($0) : nil }))
         Task.detached { [core, objects, gate] in
             @Sendable func answer(_ call: IncomingCall, _ result: Result<[DBusValue], DBusError>) {
                 core.enqueue(.reply(call.noReply ? nil : MessageBox.reply(to: call, result), sender: call.sender))

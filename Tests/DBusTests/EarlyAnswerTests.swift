@@ -95,7 +95,7 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
 
     @Test func aQuickCommandIsCarriedOutOnTheConnectionThreadWhenItOvertakesNothing() async throws {
         let handler = TakingHandler()
-        try await withExported(handler) { server, call in
+        try await withExported(handler) { server, _, call in
             #expect(try await call("Quick") == [.string("at once")])
             #expect(handler.atOnceInTask.withLock { $0 } == [false])
             // Declined: the usual way.
@@ -128,36 +128,26 @@ private final class TakingHandler: DBusInterfaceHandler, Sendable {
     }
 
     @Test func aSignalSentFromTheConnectionThreadLeavesInOrder() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let server = try DBusConnection.connect(address: bus.address)
-        let client = try DBusConnection.connect(address: bus.address)
-        defer {
-            client.close()
-            server.close()
-        }
         let handler = TakingHandler()
-        handler.connection.withLock { $0 = server }
-        defer { handler.connection.withLock { $0 = nil } }
-        server.export(path: "/org/tonearm/Exported", handlers: [handler])
-        let signals = try await client.subscribe(DBusMatchRule(sender: server.uniqueName, interface: "org.tonearm.Taking1",
-                                                                member: "Announced"))
-        // Each sent at once from the connection's thread, nothing else queued: they arrive, in the order sent.
-        for _ in 0..<20 {
-            _ = try await client.call(destination: server.uniqueName, path: "/org/tonearm/Exported",
-                                      interface: "org.tonearm.Taking1", member: "Announce", timeout: .seconds(30))
+        try await withExported(handler) { server, client, call in
+            handler.connection.withLock { $0 = server }
+            defer { handler.connection.withLock { $0 = nil } }
+            let signals = try await client.subscribe(DBusMatchRule(sender: server.uniqueName, interface: "org.tonearm.Taking1",
+                                                                    member: "Announced"))
+            // Each sent at once from the connection's thread, nothing else queued: they arrive, in the order sent.
+            for _ in 0..<20 { #expect(try await call("Announce") == []) }
+            var counts: [Int32] = []
+            for await signal in signals {
+                counts.append(Int32(signal.arguments.first?.int64Value ?? 0))
+                if counts.count == 20 { break }
+            }
+            #expect(counts == Array(1...20))
         }
-        var counts: [Int32] = []
-        for await signal in signals {
-            counts.append(Int32(signal.arguments.first?.int64Value ?? 0))
-            if counts.count == 20 { break }
-        }
-        #expect(counts == Array(1...20))
     }
 
     @Test func aQuickCommandHeldByTheGateGoesTheUsualWay() async throws {
         let handler = TakingHandler()
-        try await withExported(handler, held: true) { server, call in
+        try await withExported(handler, held: true) { server, _, call in
             let quick = Task { try await call("Quick") }
             let held = await eventually(timeout: .seconds(20)) { server.gate.waiterCount == 1 }
             try #require(held)

@@ -223,12 +223,14 @@ func withFixture(_ body: (Fixture) async throws -> Void) async throws {
 /// a client (30 s timeout: what a test holds back is let go by the test, not by the clock); always shut down.
 func withExported(_ handler: some DBusInterfaceHandler, _ body: (_ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
     async throws {
-    try await withExported(handler) { _, call in try await body(call) }
+    try await withExported(handler) { _, _, call in try await body(call) }
 }
 
-/// The same, with the server's connection too (to hold its calls, or look at what it is handling).
+/// The same, with the server's and the client's connections too (to hold the server's calls, look at what it is
+/// handling, or subscribe to its signals).
 func withExported(_ handler: some DBusInterfaceHandler, held: Bool = false,
-                  _ body: (_ server: DBusConnection, _ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
+                  _ body: (_ server: DBusConnection, _ client: DBusConnection,
+                           _ call: @escaping @Sendable (String) async throws -> [DBusValue]) async throws -> Void)
     async throws {
     let bus = try PrivateBus.start()
     defer { bus.stop() }
@@ -241,7 +243,7 @@ func withExported(_ handler: some DBusInterfaceHandler, held: Bool = false,
     if held { server.holdIncomingCalls() }
     server.export(path: "/org/tonearm/Exported", handlers: [handler])
     let (destination, interface) = (server.uniqueName, handler.interface.name)
-    try await body(server) { member in
+    try await body(server, client) { member in
         try await client.call(destination: destination, path: "/org/tonearm/Exported", interface: interface, member: member,
                               timeout: .seconds(30))
     }
