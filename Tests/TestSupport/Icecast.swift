@@ -99,7 +99,7 @@ public final class Icecast: @unchecked Sendable {
         let root = geteuid() == 0 ? "<changeowner><user>nobody</user><group>nogroup</group></changeowner>" : ""
         let config = """
             <icecast>
-              <limits><clients>50</clients><sources>8</sources><burst-on-connect>1</burst-on-connect><source-timeout>10</source-timeout></limits>
+              <limits><clients>50</clients><sources>8</sources><burst-on-connect>1</burst-on-connect><burst-size>\(Self.burstSize)</burst-size><source-timeout>10</source-timeout></limits>
               <authentication><source-password>\(Self.sourcePassword)</source-password><admin-user>admin</admin-user><admin-password>\(Self.adminPassword)</admin-password></authentication>
               <hostname>127.0.0.1</hostname>
               <listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
@@ -151,6 +151,22 @@ public final class Icecast: @unchecked Sendable {
             try await curl("http://127.0.0.1:\(self.port)/status-json.xsl").body.contains("\"listenurl\":\"http://127.0.0.1:\(self.port)\(mount)\"")
         }
         guard listed else { throw TestRigError("the source never reached icecast: \(sources.last?.writtenOutput ?? "")") }
+    }
+
+    /// How much of a mount's latest stream Icecast sends a new listener at once (its default, set explicitly).
+    public static let burstSize = 65536
+
+    /// Returns once Icecast has read a whole burst from `mount`'s source: from then on every listener starts with the
+    /// same burst, the first as the last (a listener that comes earlier gets less and waits for the rest in real time).
+    public func waitForFullBurst(_ mount: String) async throws {
+        let full = try await eventually(timeout: .seconds(60), interval: .milliseconds(250)) {
+            let stats = try await curl("http://127.0.0.1:\(self.port)/admin/stats", user: "admin:\(Self.adminPassword)").body
+            guard let source = stats.range(of: "<source mount=\"\(mount)\">"),
+                  let field = stats[source.upperBound...].range(of: "<total_bytes_read>") else { return false }
+            let digits = stats[field.upperBound...].prefix { $0.isNumber }
+            return (Int(digits) ?? 0) >= Self.burstSize
+        }
+        guard full else { throw TestRigError("\(mount) never filled Icecast's burst of \(Self.burstSize) bytes") }
     }
 
     /// Stops every source client (the mount goes away: listeners see the stream close).

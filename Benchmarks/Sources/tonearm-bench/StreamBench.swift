@@ -30,6 +30,8 @@ struct StreamBench: Sendable {
             icecast = try await Icecast()
             try await icecast.startMP3Source(mount: "/radio.mp3", station: "Bench FM")
             try await icecast.setTitle(Self.song, mount: "/radio.mp3")
+            // Else the first player measured meets a stream younger than Icecast's burst and waits for it in real time.
+            try await icecast.waitForFullBurst("/radio.mp3")
         } catch {
             log("streams: no local Icecast (\(error)); the stream table is left out")
             figures.notes["all"] = "n/a: \(error)"
