@@ -56,11 +56,13 @@ struct StreamBench: Sendable {
         return figures
     }
 
-    /// The command that opens `url` in the running player, as a user would type it.
+    /// The command that opens `url` in the running player: the same MPRIS client (playerctl's OpenUri) for every
+    /// player, so the figure is the player's and not its command line's (`tonearm play` starts a Swift process and
+    /// subscribes to the stream's signals before it asks).
     private func openCommand(_ player: Player, url: String) -> [String]? {
         switch player.kind {
-        case .tonearm: return player.helper.map { [$0, "play", url] }
-        case .mpv, .vlc: return TonearmBench.which("playerctl").map { [$0, "-p", String(player.busName.dropFirst("org.mpris.MediaPlayer2.".count)), "open", url] }
+        case .tonearm, .mpv, .vlc:
+            return TonearmBench.which("playerctl").map { [$0, "-p", String(player.busName.dropFirst("org.mpris.MediaPlayer2.".count)), "open", url] }
         case .mpd: return nil
         }
     }
