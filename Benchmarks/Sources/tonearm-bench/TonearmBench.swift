@@ -79,10 +79,12 @@ struct TonearmBench: AsyncParsableCommand {
         let track = play.appendingPathComponent("sine-60s.wav")
         try WAV.sine(seconds: 60).write(to: track)
         let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
+        let gstRegistry = media.file("gst-registry.bin").path
+        await Self.buildRegistry(gstRegistry)
 
         if replaygainOnly {
             let loudness = LoudnessBench(tonearm: tonearm, tonearmd: tonearmdPath, runs: settings.runs, files: quick ? 8 : 40,
-                                         seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: media.file("gst-registry.bin").path,
+                                         seconds: quick ? 10 : 30, cpuWindow: settings.cpuWindow, gstRegistry: gstRegistry,
                                          scratch: media.url)
             let report = loudness.markdown(try await loudness.measure()).joined(separator: "\n") + "\n"
             print(report, terminator: "")
@@ -90,7 +92,7 @@ struct TonearmBench: AsyncParsableCommand {
         }
 
         let streams = StreamBench(players: [tonearm] + peers, runs: settings.runs, listen: .seconds(quick ? 5 : 30),
-                                  gstRegistry: media.file("gst-registry.bin").path)
+                                  gstRegistry: gstRegistry)
         if streamsOnly {
             let report = streams.markdown(try await streams.measure()).joined(separator: "\n") + "\n"
             print(report, terminator: "")
@@ -99,7 +101,7 @@ struct TonearmBench: AsyncParsableCommand {
 
         let bench = Bench(players: [tonearm] + peers, settings: settings,
                           media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
-                          gstRegistry: media.file("gst-registry.bin").path)
+                          gstRegistry: gstRegistry)
         var results = try await bench.measure()
 
         let library = media.file("library")
@@ -196,6 +198,16 @@ struct TonearmBench: AsyncParsableCommand {
             return candidate.path
         }
         throw ValidationError("no tonearmd found: build it (swift build -c release --product tonearmd) or pass --tonearmd PATH")
+    }
+
+    /// Builds the GStreamer registry the runs share, as on any machine where GStreamer has run: an idle tonearm never
+    /// sets GStreamer up, so no warm-up start builds it, and the first stream measured paid for a scan of every plugin.
+    static func buildRegistry(_ path: String) async {
+        guard let inspect = which("gst-inspect-1.0") else { return log("no gst-inspect-1.0: the first run builds the registry") }
+        var environment = ProcessInfo.processInfo.environment
+        environment["GST_REGISTRY"] = path
+        let outcome = try? await TimedCommand.run(inspect, ["--exists", "playbin"], environment: environment)
+        if outcome?.status != 0 { log("gst-inspect-1.0 could not build \(path); the first run builds it") }
     }
 
     static func which(_ program: String) -> String? {
