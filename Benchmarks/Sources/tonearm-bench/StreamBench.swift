@@ -28,7 +28,7 @@ struct StreamBench: Sendable {
         let icecast: Icecast
         do {
             icecast = try await Icecast()
-            try await icecast.startMP3Source(mount: "/radio.mp3", station: "Bench FM")
+            try await icecast.startMP3Source(mount: "/radio.mp3", station: "Bench FM", constantBitrate: true)
             try await icecast.setTitle(Self.song, mount: "/radio.mp3")
             // Else the first player measured meets a stream younger than Icecast's burst and waits for it in real time.
             try await icecast.waitForFullBurst("/radio.mp3")
