@@ -83,13 +83,24 @@ final class OutputSink: @unchecked Sendable {
     }
 
     /// Opens the sink once (READY) so that a device or file that cannot open is an error now, not a failed track.
+    /// Not a file sink that writes into a FIFO: opening it waits for a reader, and closing it again ends that reader's
+    /// stream (`cat`, or any reader that does not open the FIFO again, would get nothing of what is played after).
     private static func checked(_ output: AudioOutput, _ sink: UnsafeMutablePointer<GstElement>, isNull: Bool) throws -> OutputSink {
         let built = OutputSink(output: output, element: sink, isNull: isNull, fd: nil)
+        if writesToFIFO(sink) { return built }
         guard gst_element_set_state(sink, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE else {
             throw OutputConnection.failure("the output '\(output.name)' (\(output.detail)) cannot be opened")
         }
         _ = gst_element_set_state(sink, GST_STATE_NULL)
         return built
+    }
+
+    /// Whether `sink` is a bin whose file sink writes into a FIFO.
+    private static func writesToFIFO(_ sink: UnsafeMutablePointer<GstElement>) -> Bool {
+        guard tn_is_bin(sink) != 0, let location = tn_bin_file_sink_location(tn_bin(sink)) else { return false }
+        defer { g_free(location) }
+        var info = stat()
+        return stat(location, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO
     }
 
     /// Whether a GStreamer object is this sink or inside it (the source of a bus message).

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import DaemonHarness
 import TestSupport
 import Testing
@@ -180,4 +181,46 @@ import Testing
         let slowerGaps = zip(slower, slower.dropFirst()).map { $1 - $0 }.sorted()
         if !slowerGaps.isEmpty { #expect(abs(slowerGaps[slowerGaps.count / 2] - 500_000) < 150_000, "median spacing \(slowerGaps[slowerGaps.count / 2]) µs") }
     }
+
+    /// A file sink that writes into a FIFO is not opened to be checked before playing: closing it again would end the
+    /// stream of a reader that reads until the end once (as `cat` does), which then got nothing of the music.
+    @Test func aReaderThatReadsAFIFOOnceGetsTheWholeTrack() async throws {
+        let d = try Daemon()
+        let song = try d.sine("song.wav", seconds: 1)
+        let fifo = d.media.file("audio.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Whatever happens, the writer is never left waiting for a reader once the test is over.
+        defer {
+            let unblock = open(fifo, O_RDONLY | O_NONBLOCK)
+            if unblock >= 0 { close(unblock) }
+        }
+        let read = FIFORead()
+        let reader = Thread {
+            let fd = open(fifo, O_RDONLY)
+            guard fd >= 0 else { return read.state.withLock { $0.ended = true } }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = Glibc.read(fd, &buffer, buffer.count)
+                if n > 0 { read.state.withLock { $0.bytes += buffer[0..<n] } } else if n < 0 && errno == EINTR { continue } else { break }
+            }
+            close(fd)
+            read.state.withLock { $0.ended = true }
+        }
+        reader.start()
+        let changes = try await SignalRecorder(d.client, DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await d.start([song], sink: "audioconvert ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink location=\(fifo)")
+        try await d.waitForTheEnd("the song played, then Stopped", after: changes)
+        _ = await d.terminate()
+        #expect(await eventually(timeout: .seconds(30)) { read.state.withLock { $0.ended } }, "the reader's stream never ended")
+        let bytes = read.state.withLock { $0.bytes }
+        // One second of 16-bit stereo at 44.1 kHz: 176,400 bytes.
+        #expect(abs(bytes.count - 176_400) < 17_640, "the reader got \(bytes.count) bytes")
+        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+        #expect(samples.contains { abs(Int($0)) > 1000 }, "the reader got silence")
+    }
+}
+
+/// What a FIFO's reader thread got, and whether its stream ended.
+private final class FIFORead: Sendable {
+    let state = Mutex<(bytes: [UInt8], ended: Bool)>(([], false))
 }

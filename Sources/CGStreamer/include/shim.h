@@ -134,6 +134,18 @@ static inline GstElement *tn_bin_first_child(GstBin *bin) {
     return e;
 }
 
+/// The location of the first filesink among a bin's children (g_free it), or NULL.
+static inline gchar *tn_bin_file_sink_location(GstBin *bin) {
+    gchar *location = NULL;
+    GST_OBJECT_LOCK(bin);
+    for (GList *l = bin->children; l != NULL && location == NULL; l = l->next) {
+        const gchar *name = tn_element_factory_name(GST_ELEMENT(l->data));
+        if (name != NULL && g_str_equal(name, "filesink")) g_object_get(l->data, "location", &location, NULL);
+    }
+    GST_OBJECT_UNLOCK(bin);
+    return location;
+}
+
 static inline gint tn_bin_child_count(GstBin *bin) {
     GST_OBJECT_LOCK(bin);
     gint n = bin->numchildren;
