@@ -15,8 +15,13 @@ struct StreamStart {
     enum Outcome: Sendable {
         case heard
         case failed(name: String, message: String)
+        /// The daemon left the bus first (it exits when its audio output cannot be built, or was stopped).
+        case daemonLeft
         case undecided
     }
+
+    /// The id the daemon's departure is reported under: it ends every track's wait.
+    private static let anyTrack = ""
 
     /// Subscribes now (before the track is started), then `outcome(of:)` waits for the first sign.
     func watch() -> Watch {
@@ -25,6 +30,7 @@ struct StreamStart {
             sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "TrackFailed"))
         let ticks = client.ticks()
         let levels = client.bufferingChanges()
+        let departure = client.daemonDeparture()
         let feeders = [
             Task {
                 for await signal in failures {
@@ -40,6 +46,9 @@ struct StreamStart {
             Task {
                 // Heard: its buffer filled.
                 for await level in levels where level.percent == 100 { continuation.yield((level.trackId, .heard)) }
+            },
+            Task {
+                for await _ in departure { continuation.yield((Self.anyTrack, .daemonLeft)) }
             },
         ]
         return Watch(events: events, stop: { for feeder in feeders { feeder.cancel() }; continuation.finish() })
@@ -59,7 +68,7 @@ struct StreamStart {
                 timer.cancel()
                 stop()
             }
-            for await (id, outcome) in events where id == trackId { return outcome }
+            for await (id, outcome) in events where id == trackId || id == StreamStart.anyTrack { return outcome }
             return .undecided
         }
     }

@@ -31,13 +31,20 @@ struct Play: AsyncParsableCommand {
         } else {
             let watch = StreamStart.isStream(uris[0]) ? StreamStart(client: client).watch() : nil
             let ids = try await client.replaceQueue(uris, play: true)
-            if let watch {
-                if let first = ids.first, case .failed(let name, let message) = await watch.outcome(of: first, limit: .seconds(30)) {
+            if let watch, let first = ids.first {
+                defer { watch.stop() }
+                switch await watch.outcome(of: first, limit: .seconds(30)) {
+                case .failed(let name, let message):
                     // Alone it is the command's failure; with others after it, the player went on to them.
                     guard uris.count > 1 else { throw CLIFailure.refused("\(message) (\(name))") }
                     Output.error("error: \(message) (\(name))")
+                case .daemonLeft:
+                    throw CLIFailure.unreachable("the Tonearm daemon left the bus before the stream was heard (its log says why)")
+                case .heard, .undecided:
+                    break
                 }
-                watch.stop()
+            } else {
+                watch?.stop()
             }
         }
         try await output.report(client)

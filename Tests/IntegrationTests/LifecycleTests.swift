@@ -228,6 +228,20 @@ import Testing
         #expect(try await d.metadata()["xesam:title"]?.stringValue == "song")
     }
 
+    /// `tonearm play URL` waits for the stream to be heard or to fail; a daemon that leaves the bus meanwhile (here: its
+    /// audio output cannot be built, found at that first play) ends the wait with an error of its own.
+    @Test func aStreamsWaitEndsWhenTheDaemonLeaves() async throws {
+        let d = try Daemon()
+        let bad = "nosuchelement ! fakesink"
+        try await d.start(sink: bad)
+        let (_, err, status) = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path,
+                                                    ["play", "http://127.0.0.1:9/radio.mp3"], environment: d.environment)
+        #expect(status == 3, "\(err)")
+        #expect(err.contains("the Tonearm daemon left the bus before the stream was heard"), "\(err)")
+        #expect(await d.process?.wait() == 2)
+        #expect(d.log.contains("cannot build the audio output '\(bad)'"), "\(d.log)")
+    }
+
     /// An idle daemon does not set GStreamer up (playbin, the sink and their plugins: a third of its memory) nor open
     /// its libraries before something asks for them: the engine is built at the first Play, once.
     @Test func anIdleStartBuildsTheEngineOnlyAtTheFirstPlay() async throws {
