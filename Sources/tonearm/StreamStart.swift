@@ -20,12 +20,9 @@ struct StreamStart {
         case undecided
     }
 
-    /// The id the daemon's departure is reported under: it ends every track's wait.
-    private static let anyTrack = ""
-
     /// Subscribes now (before the track is started), then `outcome(of:)` waits for the first sign.
     func watch() -> Watch {
-        let (events, continuation) = AsyncStream<(String, Outcome)>.makeStream()
+        let (events, continuation) = AsyncStream<(String?, Outcome)>.makeStream()
         let failures = client.connection.signals(matching: DBusMatchRule(
             sender: PlayerClient.busName, path: PlayerClient.objectPath, interface: PlayerClient.Interface.tonearm, member: "TrackFailed"))
         let ticks = client.ticks()
@@ -48,14 +45,15 @@ struct StreamStart {
                 for await level in levels where level.percent == 100 { continuation.yield((level.trackId, .heard)) }
             },
             Task {
-                for await _ in departure { continuation.yield((Self.anyTrack, .daemonLeft)) }
+                // No track's: it ends every wait.
+                for await _ in departure { continuation.yield((nil, .daemonLeft)) }
             },
         ]
         return Watch(events: events, stop: { for feeder in feeders { feeder.cancel() }; continuation.finish() })
     }
 
     struct Watch: Sendable {
-        let events: AsyncStream<(String, Outcome)>
+        let events: AsyncStream<(String?, Outcome)>
         let stop: @Sendable () -> Void
 
         /// The first sign for `trackId`, or `.undecided` after `limit`.
@@ -68,7 +66,7 @@ struct StreamStart {
                 timer.cancel()
                 stop()
             }
-            for await (id, outcome) in events where id == trackId || id == StreamStart.anyTrack { return outcome }
+            for await (id, outcome) in events where id == nil || id == trackId { return outcome }
             return .undecided
         }
     }

@@ -31,9 +31,11 @@ struct Play: AsyncParsableCommand {
         } else {
             let watch = StreamStart.isStream(uris[0]) ? StreamStart(client: client).watch() : nil
             let ids = try await client.replaceQueue(uris, play: true)
-            if let watch, let first = ids.first {
+            if let watch {
                 defer { watch.stop() }
-                switch await watch.outcome(of: first, limit: .seconds(30)) {
+                let outcome: StreamStart.Outcome =
+                    if let first = ids.first { await watch.outcome(of: first, limit: .seconds(30)) } else { .undecided }
+                switch outcome {
                 case .failed(let name, let message):
                     // Alone it is the command's failure; with others after it, the player went on to them.
                     guard uris.count > 1 else { throw CLIFailure.refused("\(message) (\(name))") }
@@ -43,8 +45,6 @@ struct Play: AsyncParsableCommand {
                 case .heard, .undecided:
                     break
                 }
-            } else {
-                watch?.stop()
             }
         }
         try await output.report(client)
