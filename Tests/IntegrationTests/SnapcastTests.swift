@@ -124,8 +124,14 @@ import Testing
             // anything larger is a gap, unless Snapcast logged it as its own re-alignment: snapserver late to read
             // its source (a resync), or the client's player drifted (a hard sync). A source that tonearmd let run dry
             // gets neither logged, and fails here.
-            let large = r.corrections.filter { abs($0.shift) > 480 || $0.silence > 480 }
-            #expect(r.corrections.count <= 20 && large.count <= snapcastsOwn.count,
+            // One frame dropped or repeated at a steady interval, with no silence, is snapclient's soft sync: it plays
+            // a little faster or slower to follow the server's clock (seen on a loaded CI machine: 34 repeats, one every
+            // 800-2400 frames). A source that ran dry or lost a buffer shows as silence or a jump of many frames.
+            let softSync = r.corrections.filter { abs($0.shift) == 1 && $0.silence == 0 }
+            let others = r.corrections.filter { !(abs($0.shift) == 1 && $0.silence == 0) }
+            #expect(softSync.count <= frames / 480, "\(name): more than one frame in 480 corrected: \(r)")
+            let large = others.filter { abs($0.shift) > 480 || $0.silence > 480 }
+            #expect(others.count <= 20 && large.count <= snapcastsOwn.count,
                     "\(name): \(r); Snapcast's own re-alignments: \(snapcastsOwn)")
             if large.count > snapcastsOwn.count {
                 print("\(source) client \(name), unexplained gap: tonearmd's log\n\(d.log.suffix(6000))\nsnapserver's log\n\(snap.serverLog.suffix(3000))\nsnapclient \(name)'s log\n\(snap.clientLog(name).suffix(3000))")
