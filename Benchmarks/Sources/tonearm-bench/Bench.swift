@@ -18,9 +18,11 @@ struct Bench: Sendable {
         var playerctlRuns: Int
     }
 
-    /// The files played: a 60 s sine, the two halves of the gapless signal, all in one folder (mpd's music folder).
+    /// The files played: a 60 s sine, the two halves of the gapless signal, all in one folder (mpd's music folder),
+    /// and two broken files named as Ogg (random bytes, and nothing) to start with before the sine.
     struct Media: Sendable {
         var track: String
+        var broken: [String]
         var gaplessA: String
         var gaplessB: String
     }
@@ -85,6 +87,23 @@ struct Bench: Sendable {
         await MachineQuiet.wait(limit: settle * 5)
         let cold = try await Session.with(gstRegistry: nil, for: player) { try await $0.launch(player, .idle).0 }
         figures[.coldStartup] = cold.microseconds / 1000
+        await MachineQuiet.wait(limit: settle * 5)
+        let coldTrack = try await Session.with(gstRegistry: nil, for: player) {
+            try await $0.launchAndAsk(player, .playing(media.track), ask: false, track: true).track
+        }
+        if let coldTrack { figures[.coldSpawnToMetadata] = coldTrack.microseconds / 1000 } else {
+            results.note(player.label, .coldSpawnToMetadata, "no track in Metadata")
+        }
+        try await brokenFirst(player, &figures, &results)
+        for (metric, busy) in [(Metric.startSlowestCall, 0), (.startSlowestCallBusy, ProcessInfo.processInfo.activeProcessorCount)] {
+            await MachineQuiet.wait(limit: settle * 5)
+            do {
+                figures[metric] = try await StartCalls.slowest(player, track: media.track, gstRegistry: gstRegistry, busy: busy)
+            } catch {
+                log("\(player.label): \(metric.label(clients: settings.clients)) not measured: \(error)")
+                results.note(player.label, metric, "n/a: " + firstLine(error))
+            }
+        }
 
         let playing = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
             try await playingFigures(player, session)
@@ -109,6 +128,32 @@ struct Bench: Sendable {
             results.note(player.label, .gaplessGap, "n/a: " + firstLine(error))
         }
         return figures
+    }
+
+    /// A start with the broken files before the sine: when the first call is answered, and when Metadata names the
+    /// sine. mpd cannot be given them (its update leaves out unreadable files; it queues only what its database holds).
+    private func brokenFirst(_ player: Player, _ figures: inout [Metric: Double], _ results: inout Results) async throws {
+        guard player.kind != .mpd else {
+            for metric in [Metric.brokenAnswer, .brokenToMetadata] {
+                results.note(player.label, metric, "n/a: mpd queues only files its update read")
+            }
+            return
+        }
+        await MachineQuiet.wait(limit: settings.idleSettle * 5)
+        let good = URL(fileURLWithPath: media.track).deletingPathExtension().lastPathComponent
+        do {
+            let launched = try await Session.with(gstRegistry: gstRegistry, for: player) {
+                try await $0.launchAndAsk(player, .playing(media.track, after: media.broken), ask: true, track: true, trackNamed: good)
+            }
+            if let answer = launched.answer { figures[.brokenAnswer] = answer.microseconds / 1000 }
+            if let track = launched.track { figures[.brokenToMetadata] = track.microseconds / 1000 } else {
+                results.note(player.label, .brokenToMetadata, "the good file never in Metadata")
+            }
+        } catch {
+            if player.kind == .tonearm { throw error }
+            log("\(player.label): the start with broken files not measured: \(error)")
+            for metric in [Metric.brokenAnswer, .brokenToMetadata] { results.note(player.label, metric, "n/a: " + firstLine(error)) }
+        }
     }
 
     /// The figures taken while the player plays the 60 s track: CPU and RSS first (nothing else going on), then

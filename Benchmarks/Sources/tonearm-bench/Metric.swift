@@ -1,6 +1,7 @@
 /// One row of the report.
 enum Metric: CaseIterable, Hashable, Sendable {
-    case startup, startupAnswer, coldStartup, spawnToMetadata
+    case startup, startupAnswer, coldStartup, spawnToMetadata, coldSpawnToMetadata, brokenAnswer, brokenToMetadata
+    case startSlowestCall, startSlowestCallBusy
     case floorP50, floorP99, p50, p99
     case floorConcurrentP50, concurrentP50, concurrentP99, concurrentShare
     case playerctlStatus
@@ -12,7 +13,8 @@ enum Metric: CaseIterable, Hashable, Sendable {
 
     /// The main table's rows, in order.
     static let playback: [Metric] = [
-        .startup, .startupAnswer, .coldStartup, .spawnToMetadata, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
+        .startup, .startupAnswer, .coldStartup, .spawnToMetadata, .coldSpawnToMetadata, .brokenAnswer, .brokenToMetadata,
+        .startSlowestCall, .startSlowestCallBusy, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
         .concurrentShare, .playerctlStatus, .playPauseReply, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
         .setPositionPlaying, .setPositionPaused,
         .rssIdle, .rssPlaying, .cpuPerMinute, .gaplessGap, .openToAudio,
@@ -36,6 +38,11 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .startupAnswer: "start-up to first answer, Get(PlaybackStatus) (ms)"
         case .coldStartup: "start-up to bus name, cold GStreamer registry (ms)"
         case .spawnToMetadata: "spawn with a FILE → Metadata shows the track (ms)"
+        case .coldSpawnToMetadata: "spawn with a FILE → Metadata shows the track, cold GStreamer registry (ms)"
+        case .brokenAnswer: "start with two broken files before a good one → first answer, Get(PlaybackStatus) (ms)"
+        case .brokenToMetadata: "start with two broken files before a good one → Metadata shows the good one (ms)"
+        case .startSlowestCall: "slowest MPRIS call in the first \(StartCalls.seconds) s of a start with a FILE (ms)"
+        case .startSlowestCallBusy: "slowest MPRIS call in the first \(StartCalls.seconds) s of a start with a FILE, every CPU busy (ms)"
         case .floorP50: "bus floor: GetId p50, 1 client (µs)"
         case .floorP99: "bus floor: GetId p99, 1 client (µs)"
         case .p50: "Get(Position) p50, 1 client (µs)"

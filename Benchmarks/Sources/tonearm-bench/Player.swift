@@ -44,8 +44,9 @@ struct Player: Sendable {
     enum Mode: Sendable {
         /// Nothing to play, null audio output.
         case idle
-        /// Playing `track` (looped where the player can) to a clock-synchronised null output.
-        case playing(String)
+        /// Playing `track` (looped where the player can) to a clock-synchronised null output; `after` are files
+        /// given before it on the command line (broken ones, which the player must pass over).
+        case playing(String, after: [String] = [])
         /// Nothing to play yet; audio, once there is some, goes to the FIFO at this path (see `FirstAudio`).
         /// `music` is the folder of what will be played (mpd's music_directory).
         case fifo(String, music: String)

@@ -20,7 +20,7 @@ extension Session {
     static func tonearmArguments(_ mode: Player.Mode) -> [String] {
         switch mode {
         case .idle: ["--audio-sink", "fakesink sync=true"]
-        case .playing(let track): ["--audio-sink", "fakesink sync=true", track]
+        case .playing(let track, let broken): ["--audio-sink", "fakesink sync=true"] + broken + [track]
         // Unbuffered, so the first buffer reaches the FIFO when filesink renders it, not when stdio's buffer fills.
         case .fifo(let path, _): ["--audio-sink", "\(pcmCaps) ! filesink location=\(path) buffer-mode=unbuffered sync=true"]
         case .tonearmSink(let description): ["--audio-sink", description]
@@ -31,7 +31,7 @@ extension Session {
         let script = "--script=" + plugin
         return switch mode {
         case .idle, .tonearmSink: ["--no-config", "--no-video", "--ao=null", script, "--idle=yes"]
-        case .playing(let track): ["--no-config", "--no-video", "--ao=null", script, "--loop-file=inf", track]
+        case .playing(let track, let broken): ["--no-config", "--no-video", "--ao=null", script, "--loop-file=inf"] + broken + [track]
         case .fifo(let path, _): ["--no-config", "--no-video", "--ao=pcm", "--ao-pcm-file=" + path, "--ao-pcm-waveheader=no",
                                   script, "--idle=yes"]
         }
@@ -41,7 +41,7 @@ extension Session {
         let common = ["-I", "dummy", "--extraintf", "dbus", "--no-video"]
         return switch mode {
         case .idle, .tonearmSink: common + ["--aout", "dummy"]
-        case .playing(let track): common + ["--aout", "dummy", "--loop", track]
+        case .playing(let track, let broken): common + ["--aout", "dummy", "--loop"] + broken + [track]
         case .fifo(let path, _): common + ["--aout", "afile", "--audiofile-file", path, "--no-audiofile-wav",
                                            "--audiofile-format", "s16", "--audiofile-channels", "2"]
         }
@@ -55,7 +55,10 @@ extension Session {
             let empty = home.file("music").path
             try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
             return try await startMPD(player, music: empty, output: MPDPlayer.nullOutput)
-        case .playing(let track):
+        case .playing(_, let broken) where !broken.isEmpty:
+            // mpd's update leaves out files it cannot read, and it queues only what its database holds.
+            throw BenchError("n/a: mpd queues only files its database holds, and its update leaves out unreadable ones")
+        case .playing(let track, _):
             let music = URL(fileURLWithPath: track).deletingLastPathComponent().path
             let name = URL(fileURLWithPath: track).lastPathComponent
             return try await startMPD(player, music: music, output: MPDPlayer.nullOutput,

@@ -128,12 +128,13 @@ final class Session: Sendable {
     struct Launch {
         var name: Duration
         var answer: Duration?
-        /// From the spawn until Metadata named the track (a URL or a title), when asked for.
+        /// From the spawn until Metadata named the track (a URL or a title; with `trackNamed`, one containing it),
+        /// when asked for.
         var track: Duration?
         var busName: String
     }
 
-    func launchAndAsk(_ player: Player, _ mode: Player.Mode, ask: Bool, track: Bool = false,
+    func launchAndAsk(_ player: Player, _ mode: Player.Mode, ask: Bool, track: Bool = false, trackNamed: String? = nil,
                       timeout: Duration = .seconds(30)) async throws -> Launch {
         let changes = try await client.subscribe(DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                                interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
@@ -159,7 +160,9 @@ final class Session: Sendable {
             let shown = await eventually(timeout: timeout, interval: .milliseconds(1)) { [client] in
                 guard let metadata = (try? await client.getProperty(destination: name, path: Self.mprisPath, interface: Self.playerInterface,
                                                                     name: "Metadata"))?.vardictValue else { return false }
-                return !(metadata["xesam:url"]?.stringValue ?? "").isEmpty || !(metadata["xesam:title"]?.stringValue ?? "").isEmpty
+                let url = metadata["xesam:url"]?.stringValue ?? "", title = metadata["xesam:title"]?.stringValue ?? ""
+                guard let trackNamed else { return !url.isEmpty || !title.isEmpty }
+                return url.contains(trackNamed) || title.contains(trackNamed)
             }
             if shown { launch.track = clock.now - start }
         }

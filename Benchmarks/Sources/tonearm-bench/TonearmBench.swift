@@ -79,6 +79,9 @@ struct TonearmBench: AsyncParsableCommand {
         let track = play.appendingPathComponent("sine-60s.wav")
         try WAV.sine(seconds: 60).write(to: track)
         let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
+        let noise = play.appendingPathComponent("noise.ogg"), empty = play.appendingPathComponent("empty.ogg")
+        try Data((0..<65536).map { _ in UInt8.random(in: 0...255) }).write(to: noise)
+        try Data().write(to: empty)
         let gstRegistry = media.file("gst-registry.bin").path
         await Self.buildRegistry(gstRegistry)
 
@@ -100,7 +103,7 @@ struct TonearmBench: AsyncParsableCommand {
         }
 
         let bench = Bench(players: [tonearm] + peers, settings: settings,
-                          media: Bench.Media(track: track.path, gaplessA: gaplessA, gaplessB: gaplessB),
+                          media: Bench.Media(track: track.path, broken: [noise.path, empty.path], gaplessA: gaplessA, gaplessB: gaplessB),
                           gstRegistry: gstRegistry)
         var results = try await bench.measure()
 
