@@ -16,7 +16,7 @@ public final class DBusConnection: Sendable {
         let objects = self.objects
         let gate = self.gate
         core.start(responder: ConnectionCore.ImmediateResponder(
-            reads: { objects.immediateReply($0, if: gate.letsRead) },
+            reads: { objects.immediateReply($0, if: gate.letsRead) ?? objects.immediateStandardReply($0) },
             // A command only when it overtakes nothing held back by the gate either.
             commands: { gate.isOpen ? objects.immediateCall($0) : nil }))
         Task.detached { [core, objects, gate] in

@@ -205,6 +205,21 @@ final class ObjectTree: Sendable {
         }
     }
 
+    /// The reply to `Introspect` or a `Peer` call at a path that exists, or nil for any other call: they read only the
+    /// exported objects, never a handler, so the loop thread answers them at once (a start keeping every worker busy
+    /// held an Introspect 8-18 ms where any read was answered in well under one).
+    func immediateStandardReply(_ call: IncomingCall) -> [DBusValue]? {
+        guard call.interface == Self.introspectable || call.interface == Self.peer, call.signature.isEmpty else { return nil }
+        let (found, children) = lookup(call.path)
+        guard found != nil || !children.isEmpty else { return nil }
+        switch (call.interface, call.member) {
+        case (Self.introspectable, "Introspect"): return [.string(introspect(call.path, handlers: found ?? [], children: children))]
+        case (Self.peer, "Ping"): return []
+        case (Self.peer, "GetMachineId"): return [.string(Self.machineID())]
+        default: return nil
+        }
+    }
+
     /// A readable property's `currentValue`, of its declared type, or nil.
     private static func current(_ handler: any DBusInterfaceHandler, _ property: DBusInterfaceDescription.Property) -> DBusValue? {
         guard property.access.isReadable, let value = handler.currentValue(property.name) else { return nil }

@@ -585,6 +585,60 @@ extension HeldCallsTests {
     }
 }
 
+extension HeldCallsTests {
+    @Test func introspectionIsAnsweredWhileCallsAreHeldButNeverOvertakesItsSendersCalls() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let server = try DBusConnection.connect(address: bus.address)
+        let looker = try DBusConnection.connect(address: bus.address)
+        let writer = try DBusConnection.connect(address: bus.address)
+        defer { looker.close(); writer.close(); server.close() }
+        server.holdIncomingCalls()
+        #expect(try server.requestName(serviceName) == .primaryOwner)
+        @Sendable func introspect(_ c: DBusConnection, _ path: String = objectPath) async throws -> String {
+            try await c.call(destination: serviceName, path: path, interface: "org.freedesktop.DBus.Introspectable",
+                             member: "Introspect", timeout: .seconds(30)).first?.stringValue ?? ""
+        }
+        final class Done: Sendable { let names = Mutex<[String]>([]) }
+        let done = Done()
+        // Before the object is exported there is nothing to describe: held like any call, answered once released.
+        let early = Task.immediate {
+            let xml = try await introspect(looker)
+            done.names.withLock { $0.append("early introspection") }
+            return xml
+        }
+        _ = try await looker.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
+        #expect(done.names.withLock { $0 }.isEmpty, "no object yet: held")
+        let handler = TestHandler()
+        server.export(path: objectPath, handlers: [handler])
+        let write = Task.immediate {
+            _ = try await writer.call(destination: serviceName, path: objectPath, interface: testInterface, member: "Record",
+                                      arguments: [.string("held")], timeout: .seconds(30))
+            done.names.withLock { $0.append("write") }
+        }
+        let introspectionAfterWrite = Task.immediate {
+            let xml = try await introspect(writer)
+            done.names.withLock { $0.append("introspection after write") }
+            return xml
+        }
+        _ = try await writer.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
+        // A new client's Introspect, of the object and of its parent, is answered while every other call is held.
+        let third = try DBusConnection.connect(address: bus.address)
+        defer { third.close() }
+        #expect(try await introspect(third).contains("<interface name=\"\(testInterface)\">"), "answered while held")
+        #expect(try await introspect(third, "/org/tonearm").contains("<node name=\"Test\"/>"))
+        #expect(done.names.withLock { $0 } == [], "the write and the introspection after it are still held")
+        server.releaseIncomingCalls()
+        try await write.value
+        #expect(try await introspectionAfterWrite.value.contains(testInterface))
+        #expect(try await early.value.contains(testInterface))
+        #expect(done.names.withLock { $0 }.firstIndex(of: "write")! < done.names.withLock { $0 }.firstIndex(of: "introspection after write")!,
+                "answered in turn, after its sender's write")
+    }
+}
+
 @Suite struct ImmediateReadTests {
     static func get(_ f: Fixture, _ name: String) async throws -> [DBusValue] {
         try await f.call("Get", [.string(testInterface), .string(name)], interface: "org.freedesktop.DBus.Properties")

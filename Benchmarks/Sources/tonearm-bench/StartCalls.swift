@@ -31,7 +31,8 @@ enum StartCalls {
             let launched = try await session.launchAndAsk(player, .playing(track), ask: false)
             let clock = ContinuousClock()
             let end = clock.now + .seconds(seconds)
-            var slowest = Duration.zero
+            let named = clock.now
+            var slowest = (took: Duration.zero, what: "", at: Duration.zero)
             var index = 0
             while clock.now < end {
                 let call = calls[index % calls.count]
@@ -39,9 +40,14 @@ enum StartCalls {
                 let sent = clock.now
                 _ = try? await session.client.call(destination: launched.busName, path: Session.mprisPath, interface: call.interface,
                                                    member: call.member, arguments: call.arguments, timeout: .seconds(10))
-                slowest = max(slowest, clock.now - sent)
+                if clock.now - sent > slowest.took {
+                    let what = call.member == "Get" ? "Get(\(call.arguments[1].stringValue ?? ""))" : call.member
+                    slowest = (clock.now - sent, what, sent - named)
+                }
             }
-            return slowest.microseconds / 1000
+            log("\(player.label)\(busy > 0 ? ", \(busy) CPUs busy" : ""): slowest call \(slowest.what), "
+                + "\(format(slowest.took.microseconds / 1000)) ms, sent \(format(slowest.at.microseconds / 1000)) ms after the name appeared")
+            return slowest.took.microseconds / 1000
         }
     }
 }
