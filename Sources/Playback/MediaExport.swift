@@ -179,6 +179,8 @@ public enum MediaExport {
 
     /// The media type GStreamer's typefinders give the file's first bytes.
     public static func typefind(_ path: String) -> String? {
+        // Before gst_init the registry is empty and every file types as nothing: an idle daemon's first export comes here.
+        GStreamer.ensureInitialized()
         var probability: guint = 0
         guard let name = tn_typefind_file(path, 4096, &probability) else { return nil }
         defer { g_free(name) }

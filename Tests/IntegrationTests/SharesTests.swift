@@ -384,6 +384,23 @@ import Testing
         #expect(after.count <= 1)
     }
 
+    /// An idle daemon has not set GStreamer up yet: its first exports must still tell a MIDI file (copied as it is)
+    /// and a WAV (passed through by its first bytes) from the rest.
+    @Test func anIdleDaemonsFirstExportsKnowMIDIAndWAVByTheirBytes() async throws {
+        let d = try Daemon()
+        try await d.start()
+        let out = d.media.url.appendingPathComponent("outbox")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let mid = d.media.file("tune.mid")
+        try SMFBytes(format: 0, division: 96, tracks: [Ev.name("Tune") + Ev.notes(8, ticks: 96) + Ev.end()]).write(to: mid)
+        let midi = try await Self.exportAndWait(d, mid.path, out, "passthrough")
+        #expect(midi.error == "" && midi.path == out.appendingPathComponent("tune.mid").path, "\(midi)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: midi.path)) == Data(contentsOf: mid), "copied byte for byte")
+        let wav = URL(fileURLWithPath: try d.sine("tone.wav", seconds: 1))
+        let copy = try await Self.exportAndWait(d, wav.path, out, "passthrough")
+        #expect(copy.error == "" && copy.path == out.appendingPathComponent("tone.wav").path, "\(copy)")
+    }
+
     @Test func aCancelledExportLeavesNothing() async throws {
         let d = try Daemon()
         try await d.start()
