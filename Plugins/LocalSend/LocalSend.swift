@@ -81,7 +81,7 @@ public final class LocalSend: SourcePlugin {
         let (bound, bind) = AsyncStream.makeStream(of: Int?.self)
         let app = try server.application { port in bind.yield(port) }
         // In a group of its own, so stopping is Hummingbird's graceful shutdown (listener closed, requests finished).
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: app, serviceName: "LocalSend server")], logger: logger))
         let serverTask = Task {
             do { try await group.run() } catch { logger.error("LocalSend server: \(error)") }
             bind.yield(nil)

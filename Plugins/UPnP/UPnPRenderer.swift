@@ -109,7 +109,7 @@ public final class UPnPRenderer: Sendable {
             logger.error("UPnP: cannot start: \(error)")
             return
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: app, serviceName: "UPnP renderer")], logger: logger))
         let settings = settings, logger = logger
         let server = Task {
             do { try await group.run() } catch {

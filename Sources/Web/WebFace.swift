@@ -64,7 +64,9 @@ public final class WebFace: Sendable {
             return
         }
         // In a group of its own, so stopping is Hummingbird's graceful shutdown (listener closed, requests finished).
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
+        // Named: left unnamed, the group names it by interpolating it, and reflection printed the whole server (router,
+        // event loop) at every start, at about 10 ms of CPU in conformance look-ups through the large executable.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: app, serviceName: "web face")], logger: logger))
         let settings = settings, logger = logger
         let task = Task {
             do { try await group.run() } catch {
