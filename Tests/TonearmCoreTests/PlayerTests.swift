@@ -69,6 +69,27 @@ import Testing
         #expect(player.state.snapshot.status == .stopped)
     }
 
+    @Test func aPlayWhilePlayingIsTakenEvenWhileThePlayerIsBusy() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        let player = self.player
+        // The Player kept busy on its own executor: a Play while Playing changes nothing and is taken at once; a
+        // Pause or PlayPause is not (it goes the usual way, behind the busy work).
+        let busy = BusyPlayer(player)
+        try await waitUntil("the Player is busy") { busy.isBusy }
+        #expect(await onThread { player.toggleAtOnce(.play) })
+        #expect(await onThread { !player.toggleAtOnce(.pause) && !player.toggleAtOnce(.playPause) })
+        #expect(player.state.snapshot.status == .playing)
+        await busy.end()
+        await player.pause()
+        #expect(player.state.snapshot.status == .paused)
+        let busyAgain = BusyPlayer(player)
+        try await waitUntil("the Player is busy") { busyAgain.isBusy }
+        #expect(await onThread { !player.toggleAtOnce(.play) }, "paused: a Play goes the usual way")
+        await busyAgain.end()
+    }
+
     @Test func aSeekDuringPrerollIsTakenAndReadBackAtOnce() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])
@@ -329,5 +350,35 @@ final class EventLog: Sendable {
 func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}
+
+/// Keeps a Player's executor busy, from a job of its own, until `end`: what a face may take meanwhile.
+final class BusyPlayer: Sendable {
+    final class Flags: Sendable {
+        let started = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+    }
+    let flags: Flags
+    private let job: Task<Void, Never>
+
+    var isBusy: Bool { flags.started.load(ordering: .acquiring) }
+
+    init(_ player: Player) {
+        let flags = Flags()
+        self.flags = flags
+        job = Task { await player.spin(flags) }
+    }
+
+    func end() async {
+        flags.release.store(true, ordering: .releasing)
+        await job.value
+    }
+}
+
+extension Player {
+    func spin(_ flags: BusyPlayer.Flags) {
+        flags.started.store(true, ordering: .releasing)
+        while !flags.release.load(ordering: .acquiring) { usleep(500) }
     }
 }
