@@ -46,9 +46,8 @@ struct PlayerInterface: DBusInterfaceHandler {
 
     /// Play, Pause and PlayPause carried out on the bus thread while the Player is idle and the command only moves
     /// between playing and paused, or a Play while playing, busy or not (`Player.toggleAtOnce`): the reply then needs
-    /// no hop to a task and back. As on the
-    /// usual path, the new status is published before the reply goes. Stop is not: resetting the pipeline waits for
-    /// its streaming threads, and the bus thread would not answer reads meanwhile.
+    /// no hop to a task and back. As on the usual path, the new status is published before the reply goes. Stop is
+    /// not: resetting the pipeline waits for its streaming threads, and the bus thread would not answer reads meanwhile.
     func callAtOnce(_ method: String, _ arguments: [DBusValue], from sender: String) -> Result<[DBusValue], DBusError>? {
         let command: Player.Toggle
         switch method {

@@ -513,10 +513,8 @@ import TestSupport
                 answered.count.withLock { $0 += 1 }
             }
         }
-        // libdbus answers Peer.Ping itself, held or not, in the order messages came: once it has, the five calls
-        // reached the service before it, and any answer to them would have been sent before this one.
-        _ = try await client.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                                  timeout: .seconds(30))
+        // The five calls have reached the service, and any answer to them would have come first.
+        try await Self.reachedService(client)
         #expect(answered.count.withLock { $0 } == 0, "nothing is answered while held, not even UnknownObject")
         let handler = TestHandler()
         server.export(path: objectPath, handlers: [handler])
@@ -526,6 +524,18 @@ import TestSupport
         // Once released, calls are answered at once.
         #expect(try await client.call(destination: serviceName, path: objectPath, interface: testInterface, member: "Add",
                                       arguments: [.int32(2), .int32(3)], timeout: .seconds(10)) == [.int32(5)])
+    }
+}
+
+extension HeldCallsTests {
+    /// What a test's held calls did, in the order they were answered.
+    final class Done: Sendable { let names = Mutex<[String]>([]) }
+
+    /// Returns once everything `client` sent before has reached the service: libdbus answers Peer.Ping itself, held or
+    /// not, in the order messages came, so any answer to those earlier calls would have been sent before this one.
+    static func reachedService(_ client: DBusConnection) async throws {
+        _ = try await client.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                  timeout: .seconds(30))
     }
 }
 
@@ -545,7 +555,6 @@ extension HeldCallsTests {
             try await c.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
                              arguments: [.string(testInterface), .string("Clock")], timeout: .seconds(30))
         }
-        final class Done: Sendable { let names = Mutex<[String]>([]) }
         let done = Done()
         // Only the named interfaces: a read of another one is held like any call.
         server.answerReadsWhileHeld(["org.tonearm.Elsewhere1"])
@@ -554,8 +563,7 @@ extension HeldCallsTests {
             done.names.withLock { $0.append("early read") }
             return value
         }
-        _ = try await reader.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                                  timeout: .seconds(30))
+        try await Self.reachedService(reader)
         #expect(done.names.withLock { $0 }.isEmpty, "a read of an interface not named is held")
         server.answerReadsWhileHeld([testInterface])
         #expect(try await early.value == [.variant(.int64(2))], "a read held from before is answered once its interface is let through")
@@ -571,8 +579,7 @@ extension HeldCallsTests {
             done.names.withLock { $0.append("read after write") }
             return value
         }
-        _ = try await writer.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                                  timeout: .seconds(30))
+        try await Self.reachedService(writer)
         let third = try DBusConnection.connect(address: bus.address)
         defer { third.close() }
         #expect(try await clock(third) == [.variant(.int64(2))], "answered while held")
@@ -599,7 +606,6 @@ extension HeldCallsTests {
             try await c.call(destination: serviceName, path: path, interface: "org.freedesktop.DBus.Introspectable",
                              member: "Introspect", timeout: .seconds(30)).first?.stringValue ?? ""
         }
-        final class Done: Sendable { let names = Mutex<[String]>([]) }
         let done = Done()
         // Before the object is exported there is nothing to describe: held like any call, answered once released.
         let early = Task.immediate {
@@ -607,8 +613,7 @@ extension HeldCallsTests {
             done.names.withLock { $0.append("early introspection") }
             return xml
         }
-        _ = try await looker.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                                  timeout: .seconds(30))
+        try await Self.reachedService(looker)
         #expect(done.names.withLock { $0 }.isEmpty, "no object yet: held")
         let handler = TestHandler()
         server.export(path: objectPath, handlers: [handler])
@@ -622,8 +627,7 @@ extension HeldCallsTests {
             done.names.withLock { $0.append("introspection after write") }
             return xml
         }
-        _ = try await writer.call(destination: serviceName, path: objectPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
-                                  timeout: .seconds(30))
+        try await Self.reachedService(writer)
         // A new client's Introspect, of the object and of its parent, is answered while every other call is held.
         let third = try DBusConnection.connect(address: bus.address)
         defer { third.close() }

@@ -131,14 +131,8 @@ struct Bench: Sendable {
     }
 
     /// A start with the broken files before the sine: when the first call is answered, and when Metadata names the
-    /// sine. mpd cannot be given them (its update leaves out unreadable files; it queues only what its database holds).
+    /// sine. A player that cannot be given them (mpd, see `startMPD`) gets "n/a" and why.
     private func brokenFirst(_ player: Player, _ figures: inout [Metric: Double], _ results: inout Results) async throws {
-        guard player.kind != .mpd else {
-            for metric in [Metric.brokenAnswer, .brokenToMetadata] {
-                results.note(player.label, metric, "n/a: mpd queues only files its update read")
-            }
-            return
-        }
         await MachineQuiet.wait(limit: settings.idleSettle * 5)
         let good = URL(fileURLWithPath: media.track).deletingPathExtension().lastPathComponent
         do {

@@ -57,7 +57,7 @@ extension Session {
             return try await startMPD(player, music: empty, output: MPDPlayer.nullOutput)
         case .playing(_, let broken) where !broken.isEmpty:
             // mpd's update leaves out files it cannot read, and it queues only what its database holds.
-            throw BenchError("n/a: mpd queues only files its database holds, and its update leaves out unreadable ones")
+            throw BenchError("mpd queues only files its update read")
         case .playing(let track, _):
             let music = URL(fileURLWithPath: track).deletingLastPathComponent().path
             let name = URL(fileURLWithPath: track).lastPathComponent
