@@ -7,7 +7,6 @@ public enum MediaPrecheck {
     /// over stalls playbin, sometimes before the current item is even heard. Non-file URIs pass.
     public static func check(_ uri: String, typefind: Bool = false) -> PlaybackError? {
         guard uri.hasPrefix("file:") else { return nil }
-        GStreamer.ensureInitialized()
         guard let path = g_filename_from_uri(uri, nil, nil) else {
             return PlaybackError(domain: "resource", code: 3, message: "Resource not found.", debug: "invalid file URI: \(uri)")
         }
@@ -18,6 +17,15 @@ public enum MediaPrecheck {
                                  debug: "\(String(cString: path)): \(String(cString: strerror(errno)))")
         }
         guard typefind else { return nil }
+        // Nothing to type: told at once, without setting GStreamer up (a start's broken files are checked while the
+        // engine is still being built).
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 {
+            // GST_STREAM_ERROR_TYPE_NOT_FOUND, as playback would report it.
+            return PlaybackError(domain: "stream", code: 4, message: "Stream contains no data.",
+                                 debug: "\(String(cString: path)) is empty")
+        }
+        GStreamer.ensureInitialized()
         var probability: guint = 0
         guard let name = tn_typefind_file(path, 65_536, &probability) else {
             // GST_STREAM_ERROR_TYPE_NOT_FOUND, as playback would report it.

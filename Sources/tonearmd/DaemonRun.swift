@@ -65,6 +65,7 @@ extension DaemonOptions {
         await start.restoreEarly(answeringReadsOn: bus.connection)
         await start.queueFiles()
         if !files.isEmpty { parts.engine.begin(now: true) }
+        start.checkFiles()
         // Only a saved queue whose renditions its sources must make again keeps the calls held, until the bus face's
         // turn restores it.
         if start.isRestored { bus.connection.releaseIncomingCalls() }

@@ -50,6 +50,13 @@ final class StartQueue: Sendable {
         if let first = ids.first { await player.goTo(first) }
     }
 
+    /// Skips the command line's broken files by their bytes while the engine is being built (not awaited: nothing
+    /// waits for it, and a good first file, its tags read, is not checked at all).
+    func checkFiles() {
+        guard !files.isEmpty else { return }
+        Task { [player] in await player.checkDoubtfulLoadedFiles() }
+    }
+
     /// What is left once the sources run: the saved state, if it waited for them (only without files: files replace
     /// its queue, so `restoreEarly` restored the rest at once).
     func finish() async {

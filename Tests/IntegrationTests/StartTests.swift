@@ -72,6 +72,37 @@ import Testing
         #expect(d.process?.isRunning == true)
     }
 
+    @Test func aStartSkipsBrokenFilesByTheirBytesBeforeTheEngineIsBuiltButPlaysASongUnderALyingName() async throws {
+        let d = try Daemon()
+        let noise = try d.garbage("noise.ogg")
+        let empty = d.media.file("empty.flac")
+        try Data().write(to: empty)
+        // A WAV named .mp3: its tags cannot be read by its name, but it is a song.
+        let lying = d.media.file("lying.mp3")
+        try FileManager.default.moveItem(atPath: try d.sine("lying.wav", seconds: 30), toPath: lying.path)
+        let gate = d.home.file("engine-gate")
+        d.extraEnvironment["TONEARM_ENGINE_GATE"] = gate.path
+        let failures = try await SignalRecorder(d.client, DBusMatchRule(interface: Daemon.tonearm, member: "TrackFailed"))
+        try await d.start([noise, empty.path, lying.path])
+        // Both broken files are told from their bytes while the engine is held back, and the song named after them.
+        try await d.waitFor("both broken files reported") { failures.signals.count >= 2 }
+        #expect(Self.enginesReady(d) == 0, "the engine was held back, yet it says it is ready")
+        #expect(try await d.metadata()["xesam:title"]?.stringValue == "lying")
+        #expect(try await d.status() == "Playing")
+        let reported = failures.signals.compactMap { $0.arguments.dropFirst().first?.stringValue }
+        #expect(reported == [URL(fileURLWithPath: noise).absoluteString, empty.absoluteString], "\(reported)")
+
+        try Data().write(to: gate)
+        try await d.waitFor("the song under a lying name playing") {
+            let title = try await d.metadata()["xesam:title"]?.stringValue
+            let status = try await d.status(), position = try await d.position()
+            return title == "lying" && status == "Playing" && position > 100_000
+        }
+        // The engine never got to the broken files: each was reported once.
+        #expect(failures.signals.count == 2, "\(failures.signals)")
+        #expect(d.process?.isRunning == true)
+    }
+
     @Test func anOutputChosenBeforeTheEngineIsReadyIsAnsweredAtOnceAndPlayedInto() async throws {
         let d = try Daemon()
         let chosen = d.media.file("chosen.wav"), first = d.media.file("first.wav")

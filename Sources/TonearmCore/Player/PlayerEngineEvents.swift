@@ -100,6 +100,8 @@ extension Player {
             let id = TrackID(serial: item.token)
             let uri = queue.track(id)?.uri ?? item.uri // the queue's URI, not a rendition's
             guard explainingFailure != id else { return }
+            // Already failed by its bytes (`checkDoubtfulLoadedFiles`) and passed over: reported once.
+            guard id == loaded || !skipper.skips(id) else { return }
             var reason = TonearmError(Self.reason(for: error), "cannot play \(uri): \(error.message)")
             if id == loaded {
                 switch reconnectIfLive(id, because: error.message) {
@@ -140,6 +142,25 @@ extension Player {
         case nil: break
         }
         carryOutFailure(id, uri: uri, reason: reason)
+    }
+
+    /// Checks by its bytes, before the engine gets to it, a loaded file whose tags could not be read (random bytes or
+    /// nothing under a song's name, or a song under a lying one): one that is not audio fails as if the engine had
+    /// failed it, and the next is checked in turn. At a start the engine is still being built: without this each
+    /// broken file waits for it, then for a pipeline of its own to fail, before the good one is even named.
+    public func checkDoubtfulLoadedFiles() async {
+        while let id = loaded, !skipper.skips(id), let track = queue.track(id), (track.metadata.length ?? 0) <= 0,
+              let url = URL(string: track.uri), url.isFileURL, let plugin = source(of: track.uri) {
+            do {
+                try await plugin.verify(url)
+                return
+            } catch {
+                // The user may have moved on, or the engine failed it first, while the bytes were read.
+                guard loaded == id, !skipper.skips(id) else { continue }
+                let reason = error as? TonearmError ?? TonearmError(.unsupportedType, "cannot play \(track.uri): \(error)")
+                carryOutFailure(id, uri: track.uri, reason: reason)
+            }
+        }
     }
 
     private func carryOutFailure(_ id: TrackID, uri: String, reason: TonearmError) {
