@@ -65,6 +65,12 @@ import TestSupport
         }
     }
 
+    @Test func aSinkLineIsTakenWithoutTheBlanksAroundIt() {
+        #expect(AudioOutput.sink(" \t\(PlaybackEngine.defaultSink)\n ").kind == .local(device: nil, element: nil))
+        #expect(AudioOutput.sink("\n fakesink sync=true \r\n").kind == .pipeline("fakesink sync=true"))
+        #expect(AudioOutput.sink(" \n").kind == .pipeline(""))
+    }
+
     @Test func aMissingFIFOIsAnErrorAndNoFileIsCreatedInItsPlace() throws {
         let path = dir.file("missing-fifo").path
         #expect { try PlaybackEngine(sinkDescription: "fakesink").prepareOutput(pipeOutput(path)) } throws: { error in
