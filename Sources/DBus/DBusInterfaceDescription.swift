@@ -35,8 +35,8 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
             self.annotations = annotations
         }
         /// The in arguments' types, concatenated (arguments without a direction are in).
-        public var inSignature: String { arguments.filter { $0.direction != .out }.map(\.type).joined() }
-        public var outSignature: String { arguments.filter { $0.direction == .out }.map(\.type).joined() }
+        public var inSignature: String { arguments.filter { $0.direction != .out }.map(\.type).concatenated }
+        public var outSignature: String { arguments.filter { $0.direction == .out }.map(\.type).concatenated }
     }
 
     public struct Signal: Sendable, Equatable {
@@ -48,7 +48,7 @@ public struct DBusInterfaceDescription: Sendable, Equatable {
             self.arguments = arguments
             self.annotations = annotations
         }
-        public var signature: String { arguments.map(\.type).joined() }
+        public var signature: String { arguments.map(\.type).concatenated }
     }
 
     public struct Property: Sendable, Equatable {

@@ -36,7 +36,7 @@ public indirect enum DBusValue: Sendable, Equatable {
         case .signature: return "g"
         case .array(let element, _): return "a" + element
         case .dictionary(let key, let value, _): return "a{" + key + value + "}"
-        case .structure(let fields): return "(" + fields.map(\.signature).joined() + ")"
+        case .structure(let fields): return "(" + fields.map(\.signature).concatenated + ")"
         case .variant: return "v"
         }
     }

@@ -168,7 +168,7 @@ final class ObjectTree: Sendable {
     /// A handler's out-arguments, or an error when they do not have the method's declared out-signature.
     private static func checked(_ out: [DBusValue], of method: DBusInterfaceDescription.Method,
                                 in iface: String) -> Result<[DBusValue], DBusError> {
-        let sig = out.map(\.signature).joined()
+        let sig = out.map(\.signature).concatenated
         guard sig == method.outSignature else {
             return .failure(.failed("\(iface).\(method.name) returned '\(sig)' but declares '\(method.outSignature)'"))
         }
