@@ -5,7 +5,8 @@ import TonearmCore
 /// org.tonearm.Browser1 over every source that has folders (`BrowsableSource`).
 struct BrowserInterface: DBusInterfaceHandler {
     static let name = "org.tonearm.Browser1"
-    let interface = contract(BrowserInterface.name)
+    private let declared = Contract(BrowserInterface.name)
+    var interface: DBusInterfaceDescription { declared.description }
     let sources: [any BrowsableSource]
     let player: Player
 

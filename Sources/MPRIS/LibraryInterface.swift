@@ -10,7 +10,8 @@ enum LibraryInterfaceName {
 /// org.tonearm.Library1 over a library plugin's Swift API.
 struct LibraryInterface<Library: LibraryAPI>: DBusInterfaceHandler {
     static var name: String { LibraryInterfaceName.name }
-    let interface = contract(LibraryInterfaceName.name)
+    private let declared = Contract(LibraryInterfaceName.name)
+    var interface: DBusInterfaceDescription { declared.description }
     let library: Library
     /// For the current track and to show a rating at once in its metadata.
     var player: Player?

@@ -4,7 +4,8 @@ import TonearmCore
 
 /// org.mpris.MediaPlayer2: who we are and what we can open.
 struct MediaPlayer2Interface: DBusInterfaceHandler {
-    let interface = contract("org.mpris.MediaPlayer2")
+    private let declared = Contract("org.mpris.MediaPlayer2")
+    var interface: DBusInterfaceDescription { declared.description }
     let media: any MediaOperations
     let quit: @Sendable () async -> Void
     /// Local files, and network streams (icy/icyx: SHOUTcast's names for http/https).

@@ -58,14 +58,6 @@ func bridged<T: Sendable>(otherwise fallback: TonearmError.Reason? = nil, _ body
     }
 }
 
-/// Reads a declared interface from the embedded contract XML.
-func contract(_ name: String) -> DBusInterfaceDescription {
-    guard let xml = InterfaceXML.all[name], let interface = try? DBusInterfaceDescription.parse(xml: xml).first(where: { $0.name == name }) else {
-        preconditionFailure("dbus/\(name).xml is missing or invalid; run scripts/gen-interfaces")
-    }
-    return interface
-}
-
 extension Array where Element == DBusValue {
     /// The argument at `index`; the DBus module already checked the signature.
     subscript(checked index: Int) -> DBusValue { self[index] }

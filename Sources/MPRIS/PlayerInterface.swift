@@ -4,7 +4,8 @@ import TonearmCore
 
 /// org.mpris.MediaPlayer2.Player over the `Player` actor.
 struct PlayerInterface: DBusInterfaceHandler {
-    let interface = contract("org.mpris.MediaPlayer2.Player")
+    private let declared = Contract("org.mpris.MediaPlayer2.Player")
+    var interface: DBusInterfaceDescription { declared.description }
     let player: Player
     private let encoded = EncodedSnapshot()
 

@@ -76,7 +76,8 @@ final class PlaylistsFace: Sendable {
 
 /// org.mpris.MediaPlayer2.Playlists, exactly as MPRIS 2.2 says.
 struct PlaylistsInterface: DBusInterfaceHandler {
-    let interface = contract(PlaylistsFace.mprisName)
+    private let declared = Contract(PlaylistsFace.mprisName)
+    var interface: DBusInterfaceDescription { declared.description }
     let face: PlaylistsFace
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
@@ -121,7 +122,8 @@ struct PlaylistsInterface: DBusInterfaceHandler {
 
 /// org.tonearm.Playlists1: saving the queue, showing, loading and removing playlists.
 struct TonearmPlaylistsInterface: DBusInterfaceHandler {
-    let interface = contract("org.tonearm.Playlists1")
+    private let declared = Contract("org.tonearm.Playlists1")
+    var interface: DBusInterfaceDescription { declared.description }
     let face: PlaylistsFace
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {

@@ -10,7 +10,8 @@ enum SharesInterfaceName {
 /// org.tonearm.Shares1 over a shares plugin's Swift API, and "Open with" over the player.
 struct SharesInterface<Shares: SharesAPI>: DBusInterfaceHandler {
     static var name: String { SharesInterfaceName.name }
-    let interface = contract(SharesInterfaceName.name)
+    private let declared = Contract(SharesInterfaceName.name)
+    var interface: DBusInterfaceDescription { declared.description }
     let shares: Shares
     let player: Player
 

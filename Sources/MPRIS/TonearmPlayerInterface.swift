@@ -5,7 +5,8 @@ import TonearmCore
 /// org.tonearm.Player1: Tick, its interval, the queue editing TrackList lacks, and the ReplayGain mode.
 struct TonearmPlayerInterface: DBusInterfaceHandler {
     static let name = "org.tonearm.Player1"
-    let interface = contract(TonearmPlayerInterface.name)
+    private let declared = Contract(TonearmPlayerInterface.name)
+    var interface: DBusInterfaceDescription { declared.description }
     let player: Player
     /// Behind the Waveform method.
     var waveforms: WaveformService?

@@ -3,7 +3,8 @@ import TonearmCore
 
 /// org.mpris.MediaPlayer2.TrackList: the queue.
 struct TrackListInterface: DBusInterfaceHandler {
-    let interface = contract("org.mpris.MediaPlayer2.TrackList")
+    private let declared = Contract("org.mpris.MediaPlayer2.TrackList")
+    var interface: DBusInterfaceDescription { declared.description }
     let player: Player
 
     func call(_ method: String, _ a: [DBusValue], from sender: String) async throws -> [DBusValue] {
