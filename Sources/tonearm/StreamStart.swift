@@ -1,4 +1,5 @@
 import DBus
+import Glibc
 
 /// A stream URL is queued before any server answered it (the daemon's player makes the only request): `play` waits
 /// for the stream to be heard or to fail, so that a dead station is an error on the command line as it is in the log.
@@ -18,6 +19,15 @@ struct StreamStart {
         /// The daemon left the bus first (it exits when its audio output cannot be built, or was stopped).
         case daemonLeft
         case undecided
+    }
+
+    /// How long `tonearm play URL` waits for a stream to be heard or to fail: 30 s (`TONEARM_STREAM_WAIT` seconds, for
+    /// tests).
+    static var waitLimit: Duration {
+        guard let text = getenv("TONEARM_STREAM_WAIT").map({ String(cString: $0) }), let seconds = Double(text), seconds > 0 else {
+            return .seconds(30)
+        }
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// Subscribes now (before the track is started), then `outcome(of:)` waits for the first sign.

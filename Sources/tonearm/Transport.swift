@@ -12,7 +12,8 @@ struct Play: AsyncParsableCommand {
             sent as file:// URIs) and URIs such as http://… passed as they are.
 
             Starts tonearmd when it is not running: the one next to this tonearm, else the \
-            one on PATH.
+            one on PATH. With a stream first, waits up to 30 s for it to be heard: a stream \
+            that fails is an error, one still silent by then is said so while the player keeps trying.
             """
     )
 
@@ -33,8 +34,9 @@ struct Play: AsyncParsableCommand {
             let ids = try await client.replaceQueue(uris, play: true)
             if let watch {
                 defer { watch.stop() }
+                let limit = StreamStart.waitLimit
                 let outcome: StreamStart.Outcome =
-                    if let first = ids.first { await watch.outcome(of: first, limit: .seconds(30)) } else { .undecided }
+                    if let first = ids.first { await watch.outcome(of: first, limit: limit) } else { .undecided }
                 switch outcome {
                 case .failed(let name, let message):
                     // Alone it is the command's failure; with others after it, the player went on to them.
@@ -42,7 +44,11 @@ struct Play: AsyncParsableCommand {
                     Output.error("error: \(message) (\(name))")
                 case .daemonLeft:
                     throw CLIFailure.unreachable("the Tonearm daemon left the bus before the stream was heard (its log says why)")
-                case .heard, .undecided:
+                case .undecided:
+                    // Neither heard nor failed (a slow server, a long buffer): the player keeps at it, and the status
+                    // printed next would read as if it played.
+                    Output.error("note: \(uris[0]) not heard after \(limit.components.seconds) s; the player keeps trying (`tonearm status` shows when it plays)")
+                case .heard:
                     break
                 }
             }

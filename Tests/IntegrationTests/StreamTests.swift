@@ -517,6 +517,26 @@ import Testing
         _ = await d.terminate()
     }
 
+    @Test func playOfAStreamNeitherHeardNorFailedSaysSoAndLeavesThePlayerTrying() async throws {
+        let files = TemporaryDirectory("tonearm-served")
+        let server = try await TestHTTPServer(root: files.url)
+        let d = try Daemon()
+        // The player waits a minute for data: longer than the command line does (made 1 s here, 30 s by default).
+        try d.writeConfig("[plugins.streams]\nread-timeout = 60\nreconnect-attempts = 0\n")
+        try await d.start()
+        let url = server.url("/live-silent")
+        var environment = d.environment
+        environment["TONEARM_STREAM_WAIT"] = "1"
+        let played = try await runProcess(Daemon.binDirectory.appendingPathComponent("tonearm").path, ["play", url],
+                                          environment: environment)
+        #expect(played.2 == 0, "not a failure yet: \(played)")
+        #expect(played.1.contains("not heard after 1 s") && played.1.contains("keeps trying"), "\(played)")
+        // Still at it: the stream queued and Playing while it waits for data.
+        #expect(try await d.status() == "Playing")
+        #expect(try await d.metadata()["xesam:url"]?.stringValue == url)
+        _ = await d.terminate()
+    }
+
     @Test func aServerThatNeverAnswersIsLeftAndHoldsNoCall() async throws {
         let files = TemporaryDirectory("tonearm-served")
         let server = try await TestHTTPServer(root: files.url)
