@@ -13,17 +13,17 @@ final class Contract: Sendable {
     var description: DBusInterfaceDescription {
         parsed.withLock { parsed in
             if let parsed { return parsed }
-            let description = contract(name)
+            let description = Self.parse(name)
             parsed = description
             return description
         }
     }
-}
 
-/// Reads a declared interface from the embedded contract XML.
-func contract(_ name: String) -> DBusInterfaceDescription {
-    guard let xml = InterfaceXML.all[name], let interface = try? DBusInterfaceDescription.parse(xml: xml).first(where: { $0.name == name }) else {
-        preconditionFailure("dbus/\(name).xml is missing or invalid; run scripts/gen-interfaces")
+    private static func parse(_ name: String) -> DBusInterfaceDescription {
+        guard let xml = InterfaceXML.all[name],
+              let interface = try? DBusInterfaceDescription.parse(xml: xml).first(where: { $0.name == name }) else {
+            preconditionFailure("dbus/\(name).xml is missing or invalid; run scripts/gen-interfaces")
+        }
+        return interface
     }
-    return interface
 }

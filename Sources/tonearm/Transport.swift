@@ -34,26 +34,32 @@ struct Play: AsyncParsableCommand {
             let ids = try await client.replaceQueue(uris, play: true)
             if let watch {
                 defer { watch.stop() }
-                let limit = StreamStart.waitLimit
-                let outcome: StreamStart.Outcome =
-                    if let first = ids.first { await watch.outcome(of: first, limit: limit) } else { .undecided }
-                switch outcome {
-                case .failed(let name, let message):
-                    // Alone it is the command's failure; with others after it, the player went on to them.
-                    guard uris.count > 1 else { throw CLIFailure.refused("\(message) (\(name))") }
-                    Output.error("error: \(message) (\(name))")
-                case .daemonLeft:
-                    throw CLIFailure.unreachable("the Tonearm daemon left the bus before the stream was heard (its log says why)")
-                case .undecided:
-                    // Neither heard nor failed (a slow server, a long buffer): the player keeps at it, and the status
-                    // printed next would read as if it played.
-                    Output.error("note: \(uris[0]) not heard after \(limit.components.seconds) s; the player keeps trying (`tonearm status` shows when it plays)")
-                case .heard:
-                    break
+                // Nothing queued (no id back): nothing to wait for.
+                if let first = ids.first {
+                    let limit = StreamStart.waitLimit
+                    try Self.tell(await watch.outcome(of: first, limit: limit), of: uris, after: limit)
                 }
             }
         }
         try await output.report(client)
+    }
+
+    /// What the wait for the first stream (`uris[0]`) ended with, said or thrown.
+    private static func tell(_ outcome: StreamStart.Outcome, of uris: [String], after limit: Duration) throws {
+        switch outcome {
+        case .failed(let name, let message):
+            // Alone it is the command's failure; with others after it, the player went on to them.
+            guard uris.count > 1 else { throw CLIFailure.refused("\(message) (\(name))") }
+            Output.error("error: \(message) (\(name))")
+        case .daemonLeft:
+            throw CLIFailure.unreachable("the Tonearm daemon left the bus before the stream was heard (its log says why)")
+        case .undecided:
+            // Neither heard nor failed (a slow server, a long buffer): the player keeps at it, and the status printed
+            // next would read as if it played.
+            Output.error("note: \(uris[0]) not heard after \(limit.components.seconds) s; the player keeps trying (`tonearm status` shows when it plays)")
+        case .heard:
+            break
+        }
     }
 }
 
