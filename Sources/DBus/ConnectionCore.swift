@@ -161,6 +161,14 @@ final class ConnectionCore: Sendable {
 
     var isClosed: Bool { shared.withLock { $0.closed } }
 
+    /// libdbus's wake-ups (and its "data remains"): it asks for them for every message it reads, also on the loop's own thread, where there is
+    /// nothing to wake (every libdbus call the loop makes there is followed by a dispatch before it polls again), and
+    /// the eventfd's write and read were two system calls more per call answered.
+    fileprivate func wakeForLibdbus() {
+        if loopThread.load(ordering: .acquiring) == pthread_self() { return }
+        wake()
+    }
+
     /// Wakes the loop; coalesced, and never writes to the eventfd after it is closed.
     func wake() {
         if wakePending.exchange(true, ordering: .acquiringAndReleasing) { return }
@@ -514,9 +522,9 @@ private let cToggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
     c.shared.withLock { s in s.timeouts[bits(timeout)] = enabled ? deadline : nil }
     c.wake()
 }
-private let cWakeup: DBusWakeupMainFunction = { data in core(data).wake() }
+private let cWakeup: DBusWakeupMainFunction = { data in core(data).wakeForLibdbus() }
 private let cDispatchStatus: DBusDispatchStatusFunction = { _, status, data in
-    if status == DBUS_DISPATCH_DATA_REMAINS { core(data).wake() }
+    if status == DBUS_DISPATCH_DATA_REMAINS { core(data).wakeForLibdbus() }
 }
 private let cFilter: DBusHandleMessageFunction = { _, message, data in
     guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }

@@ -78,7 +78,7 @@ struct PlayerInterface: DBusInterfaceHandler {
     func currentValue(_ property: String) -> DBusValue? {
         let state = player.state
         if property == "Position" { return .int64(state.position.now) }
-        return encoded.properties(of: state.snapshot)[property]
+        return encoded.properties(of: state)[property]
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {
@@ -127,12 +127,20 @@ struct PlayerInterface: DBusInterfaceHandler {
 
 /// The announced snapshot's properties, encoded once: a GetAll reads a dozen of them, each from the same snapshot.
 private final class EncodedSnapshot: Sendable {
-    private let last = Mutex<(PlayerSnapshot, [String: DBusValue])?>(nil)
+    private let last = Mutex<(revision: UInt64, snapshot: PlayerSnapshot, values: [String: DBusValue])?>(nil)
 
-    func properties(of snapshot: PlayerSnapshot) -> [String: DBusValue] {
-        if let (cached, values) = last.withLock({ $0 }), cached == snapshot { return values }
-        let values = PlayerInterface.properties(snapshot)
-        last.withLock { $0 = (snapshot, values) }
+    /// The same revision is the same state, known without comparing snapshots; a publish that moved only the
+    /// position basis (a seek, a tick) keeps the snapshot, and its encoding.
+    func properties(of state: PlayerState) -> [String: DBusValue] {
+        if let cached = last.withLock({ $0 }) {
+            if cached.revision == state.revision { return cached.values }
+            if cached.snapshot == state.snapshot {
+                last.withLock { $0?.revision = state.revision }
+                return cached.values
+            }
+        }
+        let values = PlayerInterface.properties(state.snapshot)
+        last.withLock { $0 = (state.revision, state.snapshot, values) }
         return values
     }
 }

@@ -135,20 +135,36 @@ public final class DeferredEngine: PlaybackControl, Sendable {
 
     // MARK: PlaybackControl
 
+    // The stand-in's own machine is read only while no engine is there: every publish reads the snapshot.
     public var snapshot: PlaybackMachine.Snapshot {
-        let (real, own) = state.withLock { ($0.real, $0.machine.snapshot) }
-        return real?.snapshot ?? own
+        switch read({ $0.snapshot }) {
+        case .real(let real): real.snapshot
+        case .own(let own): own
+        }
     }
 
     public var pipelineState: PlaybackState {
-        let (real, own) = state.withLock { ($0.real, $0.machine.reportedState) }
-        return real?.pipelineState ?? own
+        switch read({ $0.reportedState }) {
+        case .real(let real): real.pipelineState
+        case .own(let own): own
+        }
     }
 
     public var reportedPosition: Int64 {
-        let (real, own) = state.withLock { ($0.real, $0.machine.snapshot) }
-        if let real { return real.reportedPosition }
-        return own.item == nil ? 0 : own.positionOverride ?? 0
+        switch read({ m in let o = m.snapshot; return o.item == nil ? 0 : o.positionOverride ?? 0 }) {
+        case .real(let real): real.reportedPosition
+        case .own(let own): own
+        }
+    }
+
+    /// The engine once it is there, else `own` of the stand-in's machine, under one lock.
+    private func read<T>(_ own: (PlaybackMachine) -> T) -> Answerer<T> {
+        state.withLock { s in s.real.map { .real($0) } ?? .own(own(s.machine)) }
+    }
+
+    private enum Answerer<T> {
+        case real(any PlaybackControl)
+        case own(T)
     }
 
     public func setNextItemProvider(_ provider: @escaping @Sendable (PlaybackItem) -> PlaybackItem?) {

@@ -50,6 +50,8 @@ public actor Player {
     var replayGainModeSetLive = false
     /// `[playback.equalizer]`: presets and clipping prevention (PlayerEqualizer.swift).
     let equalizerSettings: EqualizerSettings
+    /// Its preset names, built once: every snapshot carries them.
+    let equalizerPresetNames: [String]
     /// The equalizer now: from the config, or as last set live.
     var equalizer: EqualizerState
     /// Whether the equalizer was changed live (then it is saved and outlives a restart).
@@ -138,6 +140,7 @@ public actor Player {
         self.continuation = continuation
         self.replayGain = replayGain
         equalizerSettings = equalizer
+        equalizerPresetNames = equalizer.presetNames
         self.equalizer = equalizer.initialState
         self.crossfade = crossfade
         outputPolicy = outputRecovery
@@ -292,7 +295,7 @@ public actor Player {
         }
         s.replayGainMode = replayGain.mode
         s.equalizer = equalizer
-        s.equalizerPresets = equalizerSettings.presetNames
+        s.equalizerPresets = equalizerPresetNames
         s.crossfade = crossfade.seconds
         s.silenceThreshold = crossfade.silenceThreshold
         s.output = engine.output.name
