@@ -143,6 +143,7 @@ final class PipelineShell: Sendable {
     // MARK: - Reading (any thread)
 
     var snapshot: PlaybackMachine.Snapshot { machine.withLock { $0.snapshot } }
+    var status: PlaybackState { machine.withLock { $0.status } }
     var currentItem: PlaybackItem? { machine.withLock { $0.currentItem } }
     var reportedState: PlaybackState { machine.withLock { $0.reportedState } }
 

@@ -140,6 +140,8 @@ public final class PlaybackEngine: Sendable {
 
     /// What clients should be told: status, item, seekability, rate.
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
+    /// The snapshot's status, without building the snapshot.
+    public var status: PlaybackState { shell.status }
     /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.
     public var reportedPosition: Int64 { shell.reportedPosition }
     /// The pipeline's own position in ns (`gst_element_query_position`); nil when unknown.

@@ -136,7 +136,7 @@ public struct PlaybackMachine: Sendable {
     /// The item played, held, finished or failed; kept after a stop so that play starts it again.
     private(set) var item: PlaybackItem?
     /// What clients were told: the state the pipeline is brought to as soon as it can be.
-    private(set) var status = PlaybackState.stopped
+    public private(set) var status = PlaybackState.stopped
     private(set) var rate = 1.0
     /// What the pipeline has shown of the current item's stream.
     private(set) var media = Media()

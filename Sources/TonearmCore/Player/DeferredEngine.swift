@@ -143,6 +143,13 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         }
     }
 
+    public var status: PlaybackState {
+        switch read({ $0.status }) {
+        case .real(let real): real.status
+        case .own(let own): own
+        }
+    }
+
     public var pipelineState: PlaybackState {
         switch read({ $0.reportedState }) {
         case .real(let real): real.pipelineState

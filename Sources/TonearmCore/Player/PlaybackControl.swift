@@ -7,6 +7,8 @@ public protocol PlaybackControl: AnyObject, Sendable {
     var reports: AsyncStream<PlaybackReport> { get }
     /// The status clients should be told, the item, seekability and rate.
     var snapshot: PlaybackMachine.Snapshot { get }
+    /// The snapshot's status alone, without building the snapshot: a command reads it several times before its reply.
+    var status: PlaybackState { get }
     /// The pipeline's own state as last reported (it lags a command until the pipeline gets there).
     var pipelineState: PlaybackState { get }
     /// The position in ns as clients should read it (a seek's target until it settles; 0 when stopped).
@@ -53,6 +55,7 @@ extension PlaybackControl {
     public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
     public func fadeNextLoad(seconds: Double) {}
     public var canReceiveData: Bool { true }
+    public var status: PlaybackState { snapshot.status }
     /// A built engine is warm.
     public func warmUp() {}
     /// An engine whose state change costs nothing to start (a test's) announces after it.

@@ -219,7 +219,7 @@ public actor Player {
 
     /// The engine's status as MPRIS names it.
     var status: PlaybackStatus {
-        switch engine.snapshot.status {
+        switch engine.status {
         case .playing: return .playing
         case .paused: return .paused
         case .stopped: return .stopped
