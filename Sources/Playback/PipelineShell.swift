@@ -318,7 +318,7 @@ final class PipelineShell: Sendable {
 
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
     private func apply(_ input: PlaybackMachine.Input) -> Bool {
-        let step = machine.withLock { $0.handle(input) }
+        let (step, generation) = machine.withLock { ($0.handle(input), $0.generation) }
         var accepted = step.accepted
         switch input {
         case .play, .pause:
@@ -326,7 +326,14 @@ final class PipelineShell: Sendable {
             if !step.effects.isEmpty, step.effects.allSatisfy(\.isSetState) {
                 let effects = step.effects
                 let token = heldTokens.add(1, ordering: .relaxed).newValue
-                if let at = position { heldPosition.withLock { $0 = (token, at) } }
+                // A Play resumes where the faces were last told the paused pipeline stands: asking the pipeline again
+                // (a query through every element down to the sink) was the costliest part of a Play's way to its
+                // reply. A Pause asks: the pipeline is moving.
+                var resumed: Int64?
+                if case .play = input {
+                    resumed = lastKnownPosition.withLock { $0?.generation == generation ? $0?.position : nil }
+                }
+                if let at = resumed ?? position { heldPosition.withLock { $0 = (token, at) } }
                 // Started once the caller has announced it (`send(_:announcing:)`), or by whoever settles first.
                 heldStateChanges.withLock {
                     $0.append {
