@@ -190,6 +190,9 @@ public final class DeferredEngine: PlaybackControl, Sendable {
     public func play(announcing announce: () -> Void) {
         if let real = route({ Self.send(.play(now: .now), &$0) }) { real.play(announcing: announce) } else { announce() }
     }
+    public func pause(announcing announce: () -> Void) {
+        if let real = route({ Self.send(.pause(now: .now), &$0) }) { real.pause(announcing: announce) } else { announce() }
+    }
     public func stop() { route { Self.send(.stop, &$0) }?.stop() }
 
     @discardableResult

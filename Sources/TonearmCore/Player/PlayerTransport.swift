@@ -25,12 +25,14 @@ extension Player {
         if outputIsLost { stayPausedWhenOutputIsBack() }
         guard status == .playing else { return }
         perform(reconnector.cancelReconnect())
-        // Not announced first (as Play is): the pipeline would play on while the faces are told, and the position
-        // they were given would move when its report came (PublishedPositionTests caught 0.45 ms on a loaded run).
-        engine.pause()
-        // Handed to the faces together with the new status: one wake-up of a face's thread for both.
-        emitTick(deliver: false)
-        publishCommand()
+        // The engine decides and takes the pipeline's position first, so the faces are told where it stands; its
+        // state change starts once they are (a thread woken before the reply took a CPU the reply needed). The
+        // pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
+        engine.pause {
+            // Handed to the faces together with the new status: one wake-up of a face's thread for both.
+            emitTick(deliver: false)
+            publishCommand()
+        }
     }
 
     public func playPause() {
