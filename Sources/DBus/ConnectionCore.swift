@@ -161,9 +161,9 @@ final class ConnectionCore: Sendable {
 
     var isClosed: Bool { shared.withLock { $0.closed } }
 
-    /// libdbus's wake-ups (and its "data remains"): it asks for them for every message it reads, also on the loop's own thread, where there is
-    /// nothing to wake (every libdbus call the loop makes there is followed by a dispatch before it polls again), and
-    /// the eventfd's write and read were two system calls more per call answered.
+    /// libdbus's wake-ups (and its "data remains"): it asks for them for every message it reads, also on the loop's
+    /// own thread, where there is nothing to wake (every libdbus call the loop makes there is followed by a dispatch
+    /// before it polls again), and the eventfd's write and read were two system calls more per call answered.
     fileprivate func wakeForLibdbus() {
         if loopThread.load(ordering: .acquiring) == pthread_self() { return }
         wake()

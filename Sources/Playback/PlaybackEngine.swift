@@ -93,6 +93,7 @@ public final class PlaybackEngine: Sendable {
     public func pause() { shell.send(.pause(now: .now)) }
     /// Play, with `announce` run once the status is taken and before playbin's state change starts.
     public func play(announcing announce: () -> Void) { shell.send(.play(now: .now), announcing: announce) }
+    /// Pause, the same way: the position the faces are told is taken with the decision.
     public func pause(announcing announce: () -> Void) { shell.send(.pause(now: .now), announcing: announce) }
     /// READY, position 0; reports `.stateChanged(.stopped)`.
     public func stop() { shell.send(.stop) }
