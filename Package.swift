@@ -21,10 +21,12 @@ let hotFunctionsFirst: [LinkerSetting] = [.unsafeFlags([
 ], .when(configuration: .release))]
 
 /// The daemon's constants in a read-only segment (link/constants.ld: the few writable `.rodata` inputs of the static
-/// Swift libraries are set apart), so the memory trimmer can hand back their pages once used. Valgrind 3.19's loader
+/// Swift libraries are set apart), so the memory trimmer can hand back their pages once used; and what a start reads
+/// in one stretch of the file (the constants, the PLT, then the code a start runs), ICU's data and the unwind tables
+/// after the code, so a start whose executable left the page cache reads 24 MiB of it, not 67. Valgrind 3.19's loader
 /// crashes on that layout (an internal SIGSEGV before the first instruction), so scripts/hot-functions, which profiles
 /// under callgrind, links without it (TONEARM_LINK_FOR_VALGRIND): which functions run does not depend on it.
-let constantsReadOnly: [LinkerSetting] = Context.environment["TONEARM_LINK_FOR_VALGRIND"] != nil ? [] : [.unsafeFlags([
+let daemonLayout: [LinkerSetting] = Context.environment["TONEARM_LINK_FOR_VALGRIND"] != nil ? [] : [.unsafeFlags([
     "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/link/constants.ld",
 ])]
 
@@ -128,7 +130,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst + constantsReadOnly),
+        ], linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst + daemonLayout),
         .executableTarget(name: "tonearm", dependencies: [
             "DBus", "Waveform", "LibraryRecord", "RawPaths", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
