@@ -25,6 +25,9 @@ struct Bench: Sendable {
         var broken: [String]
         var gaplessA: String
         var gaplessB: String
+        /// The same sine encoded, for the memory and CPU of decoding it; a format GStreamer could not encode is nil.
+        var ogg: String?
+        var mp3: String?
     }
 
     let players: [Player]
@@ -110,6 +113,18 @@ struct Bench: Sendable {
         }
         figures.merge(playing.0) { $1 }
         for (metric, note) in playing.1 { results.note(player.label, metric, note) }
+        for (file, rss, cpu) in [(media.ogg, Metric.rssPlayingOgg, Metric.cpuPerMinuteOgg), (media.mp3, .rssPlayingMP3, .cpuPerMinuteMP3)] {
+            guard let file else {
+                for metric in [rss, cpu] { results.note(player.label, metric, "n/a: GStreamer could not encode the file") }
+                continue
+            }
+            await MachineQuiet.wait(limit: settle * 5)
+            let (memory, seconds) = try await Session.with(gstRegistry: gstRegistry, for: player) { session in
+                try await decodingFigures(player, session, file: file)
+            }
+            figures[rss] = memory
+            figures[cpu] = seconds
+        }
 
         do {
             figures[.openToAudio] = try await FirstAudio.measure(player, file: media.track, gstRegistry: gstRegistry)
@@ -148,6 +163,20 @@ struct Bench: Sendable {
             log("\(player.label): the start with broken files not measured: \(error)")
             for metric in [Metric.brokenAnswer, .brokenToMetadata] { results.note(player.label, metric, "n/a: " + firstLine(error)) }
         }
+    }
+
+    /// RSS and CPU per minute while the player plays `file` (the sine, encoded), counted as for the WAV.
+    private func decodingFigures(_ player: Player, _ session: Session, file: String) async throws -> (Double?, Double) {
+        let name = try await session.launchAndAsk(player, .playing(file), ask: false).busName
+        try await session.waitUntilPlaying(name)
+        await session.waitUntilHeard(name)
+        let processes = session.playerProcesses.withLock { $0 }
+        try await Task.sleep(for: settings.cpuWindow < .seconds(5) ? .milliseconds(500) : .seconds(3))
+        let clock = ContinuousClock()
+        let (cpu0, t0) = (ProcessStats.cpuSeconds(processes), clock.now)
+        try await Task.sleep(for: settings.cpuWindow)
+        let (cpu1, t1) = (ProcessStats.cpuSeconds(processes), clock.now)
+        return (ProcessStats.residentMiB(processes), (cpu1 - cpu0) / ((t1 - t0).microseconds / 1e6) * 60)
     }
 
     /// The figures taken while the player plays the 60 s track: CPU and RSS first (nothing else going on), then

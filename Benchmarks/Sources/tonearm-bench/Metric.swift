@@ -6,7 +6,7 @@ enum Metric: CaseIterable, Hashable, Sendable {
     case floorConcurrentP50, concurrentP50, concurrentP99, concurrentShare
     case playerctlStatus
     case playPauseReply, playPauseMedian, playPauseP90, seekPlaying, seekPaused, setPositionPlaying, setPositionPaused
-    case rssIdle, rssPlaying, cpuPerMinute
+    case rssIdle, rssPlaying, cpuPerMinute, rssPlayingOgg, cpuPerMinuteOgg, rssPlayingMP3, cpuPerMinuteMP3
     case gaplessGap, openToAudio
     /// The library scan (see `ScanBench`), compared with mpd only.
     case scanCold, scanWarm, scanMemory
@@ -17,7 +17,8 @@ enum Metric: CaseIterable, Hashable, Sendable {
         .startSlowestCall, .startSlowestCallBusy, .floorP50, .p50, .floorP99, .p99, .floorConcurrentP50, .concurrentP50, .concurrentP99,
         .concurrentShare, .playerctlStatus, .playPauseReply, .playPauseMedian, .playPauseP90, .seekPlaying, .seekPaused,
         .setPositionPlaying, .setPositionPaused,
-        .rssIdle, .rssPlaying, .cpuPerMinute, .gaplessGap, .openToAudio,
+        .rssIdle, .rssPlaying, .cpuPerMinute, .rssPlayingOgg, .cpuPerMinuteOgg, .rssPlayingMP3, .cpuPerMinuteMP3,
+        .gaplessGap, .openToAudio,
     ]
     static let scan: [Metric] = [.scanCold, .scanWarm, .scanMemory]
 
@@ -60,8 +61,12 @@ enum Metric: CaseIterable, Hashable, Sendable {
         case .setPositionPlaying: "SetPosition → Seeked, playing (ms)"
         case .setPositionPaused: "SetPosition → Seeked, paused (ms)"
         case .rssIdle: "RSS idle (MiB)"
-        case .rssPlaying: "RSS playing (MiB)"
-        case .cpuPerMinute: "CPU per minute of playback (s)"
+        case .rssPlaying: "RSS playing a WAV (MiB)"
+        case .cpuPerMinute: "CPU per minute of playback, WAV (s)"
+        case .rssPlayingOgg: "RSS playing an Ogg Vorbis (MiB)"
+        case .cpuPerMinuteOgg: "CPU per minute of playback, Ogg Vorbis (s)"
+        case .rssPlayingMP3: "RSS playing an MP3 (MiB)"
+        case .cpuPerMinuteMP3: "CPU per minute of playback, MP3 (s)"
         case .gaplessGap: "gapless join: samples missing (-) or extra (+)"
         case .openToAudio: "open FILE → first audio (ms)"
         case .scanCold: "library scan, cold (files/s)"

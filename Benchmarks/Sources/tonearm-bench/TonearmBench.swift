@@ -79,6 +79,9 @@ struct TonearmBench: AsyncParsableCommand {
         let track = play.appendingPathComponent("sine-60s.wav")
         try WAV.sine(seconds: 60).write(to: track)
         let (gaplessA, gaplessB) = try Gapless.writeHalves(in: play)
+        let ogg = await Self.encodeSine(["vorbisenc", "!", "oggmux"], to: play.appendingPathComponent("sine-60s.ogg"))
+        let mp3 = await Self.encodeSine(["lamemp3enc", "target=bitrate", "bitrate=192", "cbr=true"],
+                                        to: play.appendingPathComponent("sine-60s.mp3"))
         let noise = play.appendingPathComponent("noise.ogg"), empty = play.appendingPathComponent("empty.ogg")
         try Data((0..<65536).map { _ in UInt8.random(in: 0...255) }).write(to: noise)
         try Data().write(to: empty)
@@ -103,7 +106,8 @@ struct TonearmBench: AsyncParsableCommand {
         }
 
         let bench = Bench(players: [tonearm] + peers, settings: settings,
-                          media: Bench.Media(track: track.path, broken: [noise.path, empty.path], gaplessA: gaplessA, gaplessB: gaplessB),
+                          media: Bench.Media(track: track.path, broken: [noise.path, empty.path], gaplessA: gaplessA, gaplessB: gaplessB,
+                                             ogg: ogg, mp3: mp3),
                           gstRegistry: gstRegistry)
         var results = try await bench.measure()
 
@@ -211,6 +215,20 @@ struct TonearmBench: AsyncParsableCommand {
         environment["GST_REGISTRY"] = path
         let outcome = try? await TimedCommand.run(inspect, ["--exists", "playbin"], environment: environment)
         if outcome?.status != 0 { log("gst-inspect-1.0 could not build \(path); the first run builds it") }
+    }
+
+    /// The 60 s sine (44.1 kHz stereo, as the WAV) through `encoder` into `url`; nil, and a log line, if GStreamer
+    /// could not make it.
+    static func encodeSine(_ encoder: [String], to url: URL) async -> String? {
+        let arguments = ["-q", "audiotestsrc", "wave=sine", "freq=440", "samplesperbuffer=4410", "num-buffers=600", "!",
+                         "audio/x-raw,rate=44100,channels=2", "!", "audioconvert", "!"]
+            + encoder + ["!", "filesink", "location=\(url.path)"]
+        guard let result = try? await runProcess("gst-launch-1.0", arguments), result.status == 0,
+              FileManager.default.fileExists(atPath: url.path) else {
+            log("gst-launch-1.0 could not make \(url.lastPathComponent): its rows are n/a")
+            return nil
+        }
+        return url.path
     }
 
     static func which(_ program: String) -> String? {
