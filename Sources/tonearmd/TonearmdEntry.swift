@@ -8,8 +8,8 @@ import Glibc
 ///
 /// The entry is synchronous: the daemon runs as a task on the global executor while the main thread waits. An
 /// `async` main ends its thread in `dispatch_main`, whose `pthread_exit` unwinds that thread's stack: it loads
-/// libgcc_s and reads the executable's unwind tables, pages a start whose executable left the page cache reads
-/// from the disk (see Benchmarks/README.md, *An evicted executable*). Nothing in the daemon runs on the main actor.
+/// libgcc_s and reads the executable's unwind tables, which a start whose executable left the page cache then reads
+/// from the disk (Benchmarks/README.md, *What a start reads, laid out together*). Nothing runs on the main actor.
 @main
 enum TonearmdEntry {
     static func main() {

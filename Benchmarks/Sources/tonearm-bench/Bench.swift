@@ -170,13 +170,20 @@ struct Bench: Sendable {
         let name = try await session.launchAndAsk(player, .playing(file), ask: false).busName
         try await session.waitUntilPlaying(name)
         await session.waitUntilHeard(name)
-        let processes = session.playerProcesses.withLock { $0 }
+        let (cpu, rss) = try await playbackCost(session.playerProcesses.withLock { $0 })
+        return (rss, cpu)
+    }
+
+    /// CPU per minute over `cpuWindow` and RSS after it, of a player that is playing: playback, not the start, so a
+    /// player's one-off work after its first audio (tonearm's lyrics look-up and library scan in the background,
+    /// measured at about 1 s of CPU in the first seconds) is left out by waiting first.
+    private func playbackCost(_ processes: [ChildProcess]) async throws -> (cpuPerMinute: Double, rss: Double?) {
         try await Task.sleep(for: settings.cpuWindow < .seconds(5) ? .milliseconds(500) : .seconds(3))
         let clock = ContinuousClock()
         let (cpu0, t0) = (ProcessStats.cpuSeconds(processes), clock.now)
         try await Task.sleep(for: settings.cpuWindow)
         let (cpu1, t1) = (ProcessStats.cpuSeconds(processes), clock.now)
-        return (ProcessStats.residentMiB(processes), (cpu1 - cpu0) / ((t1 - t0).microseconds / 1e6) * 60)
+        return ((cpu1 - cpu0) / ((t1 - t0).microseconds / 1e6) * 60, ProcessStats.residentMiB(processes))
     }
 
     /// The figures taken while the player plays the 60 s track: CPU and RSS first (nothing else going on), then
@@ -192,17 +199,9 @@ struct Bench: Sendable {
         }
         try await session.waitUntilPlaying(name)
         await session.waitUntilHeard(name)
-        let processes = session.playerProcesses.withLock { $0 }
-
-        // Playback, not the start: a player's one-off work after its first audio (tonearm's lyrics look-up and
-        // library scan in the background, measured at about 1 s of CPU in the first seconds) is left out.
-        try await Task.sleep(for: settings.cpuWindow < .seconds(5) ? .milliseconds(500) : .seconds(3))
-        let clock = ContinuousClock()
-        let (cpu0, t0) = (ProcessStats.cpuSeconds(processes), clock.now)
-        try await Task.sleep(for: settings.cpuWindow)
-        let (cpu1, t1) = (ProcessStats.cpuSeconds(processes), clock.now)
-        figures[.cpuPerMinute] = (cpu1 - cpu0) / ((t1 - t0).microseconds / 1e6) * 60
-        figures[.rssPlaying] = ProcessStats.residentMiB(processes)
+        let cost = try await playbackCost(session.playerProcesses.withLock { $0 })
+        figures[.cpuPerMinute] = cost.cpuPerMinute
+        figures[.rssPlaying] = cost.rss
 
         let floor = try await CallLatency.sequential(session.client, .busGetId, calls: settings.calls)
         let single = try await CallLatency.sequential(session.client, .position(name), calls: settings.calls)
