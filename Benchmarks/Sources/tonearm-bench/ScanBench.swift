@@ -64,7 +64,7 @@ enum ScanLibrary {
             .joined(separator: ",")
         let arguments = ["-q", "audiotestsrc", "num-buffers=10", "!", "audioconvert", "!", "taginject", "tags=\"\(list)\"", "!"]
             + encoder + ["!", "filesink", "location=\(url.path)"]
-        let result = try await runProcess("gst-launch-1.0", arguments)
+        let result = try await gstLaunch(arguments)
         guard result.status == 0, FileManager.default.fileExists(atPath: url.path) else {
             throw BenchError("gst-launch-1.0 could not make \(url.lastPathComponent): \(result.err)")
         }

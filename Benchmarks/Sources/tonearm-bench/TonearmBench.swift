@@ -223,7 +223,7 @@ struct TonearmBench: AsyncParsableCommand {
         let arguments = ["-q", "audiotestsrc", "wave=sine", "freq=440", "samplesperbuffer=4410", "num-buffers=600", "!",
                          "audio/x-raw,rate=44100,channels=2", "!", "audioconvert", "!"]
             + encoder + ["!", "filesink", "location=\(url.path)"]
-        guard let result = try? await runProcess("gst-launch-1.0", arguments), result.status == 0,
+        guard let result = try? await gstLaunch(arguments), result.status == 0,
               FileManager.default.fileExists(atPath: url.path) else {
             log("gst-launch-1.0 could not make \(url.lastPathComponent): its rows are n/a")
             return nil
