@@ -10,6 +10,8 @@ public final class DBusConnection: Sendable {
     let core: ConnectionCore
     let objects = ObjectTree()
     let gate = CallGate()
+    /// Small signals sent lately, kept built (`SignalTemplates`).
+    private let templates = Mutex(SignalTemplates())
 
     private init(core: ConnectionCore) {
         self.core = core
@@ -163,7 +165,18 @@ public final class DBusConnection: Sendable {
 
     /// Emits a signal, throwing `InvalidArgs` for invalid names/values and `Disconnected` once closed.
     public func trySendSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws {
-        let box = try MessageBox.signal(path: path, interface: interface, member: member, arguments: arguments)
+        let box: MessageBox
+        if SignalTemplates.keeps(arguments) {
+            let key = SignalTemplates.Key(path: path, interface: interface, member: member, arguments: arguments)
+            if let copy = templates.withLock({ $0.copy(of: key) }) {
+                box = copy
+            } else {
+                box = try MessageBox.signal(path: path, interface: interface, member: member, arguments: arguments)
+                templates.withLock { $0.keep(box, for: key) }
+            }
+        } else {
+            box = try MessageBox.signal(path: path, interface: interface, member: member, arguments: arguments)
+        }
         guard core.enqueue(.send(box, nil, timeout: 0)) else { throw DBusError.disconnected("the connection is closed") }
     }
 

@@ -121,6 +121,45 @@ import TestSupport
         }
     }
 
+    /// A signal sent again is a copy of the one built before (`SignalTemplates`): each still arrives whole, in order,
+    /// and a copy is never taken for a signal that differs in its path, member or any value.
+    @Test func repeatedSignalsArriveWhole() async throws {
+        let f = try Fixture()
+        defer { f.shutdown() }
+        do {
+            let stream = try await f.client.subscribe(DBusMatchRule(interface: "org.tonearm.Repeat1"))
+            func status(_ s: String) -> [DBusValue] {
+                [.string("org.mpris.MediaPlayer2.Player"), .vardict(["PlaybackStatus": .string(s)]), .stringArray([])]
+            }
+            let many = [DBusValue.array(element: "i", (0..<40).map { .int32($0) })]  // too many values to be kept
+            var sent: [(path: String, member: String, arguments: [DBusValue])] = [
+                ("/a", "Changed", status("Paused")), ("/a", "Changed", status("Playing")),
+                ("/a", "Changed", status("Paused")), ("/a", "Changed", status("Paused")),
+                ("/b", "Changed", status("Paused")), ("/a", "Other", status("Paused")),
+                ("/a", "Changed", status("Stopped")), ("/a", "Changed", many), ("/a", "Changed", many),
+                ("/a", "Tick", [.objectPath("/t/1"), .int64(1), .int64(9)]),
+                ("/a", "Tick", [.objectPath("/t/1"), .int64(2), .int64(9)]),
+                ("/a", "Tick", [.objectPath("/t/2"), .int64(2), .int64(9)]),
+            ]
+            // More distinct signals than are kept (8), twice over: the oldest are built afresh the second time.
+            for round in 0..<2 {
+                for i in 0..<20 { sent.append(("/a", "Cycle", [.int32(Int32(i)), .bool(round == 0)])) }
+                for i in 0..<20 { sent.append(("/a", "Cycle", [.int32(Int32(i)), .bool(round == 0)])) }
+            }
+            for s in sent {
+                try f.server.trySendSignal(path: s.path, interface: "org.tonearm.Repeat1", member: s.member, arguments: s.arguments)
+            }
+            var received: [(path: String, member: String, arguments: [DBusValue])] = []
+            for await s in stream {
+                received.append((s.path, s.member, s.arguments))
+                if received.count == sent.count { break }
+            }
+            #expect(received.map(\.path) == sent.map(\.path))
+            #expect(received.map(\.member) == sent.map(\.member))
+            #expect(received.map(\.arguments) == sent.map(\.arguments))
+        }
+    }
+
     @Test func largeArray() async throws {
         let f = try Fixture()
         defer { f.shutdown() }

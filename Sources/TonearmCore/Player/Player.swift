@@ -309,18 +309,19 @@ public actor Player {
     }
 
     /// Publishes the state after a change (with a `changed` event when anything a face shows changed) and sets
-    /// the position basis afresh. `command`: the change a command made, whose caller may be answered now.
-    func publish(command: Bool = false) {
+    /// the position basis afresh. `command`: the change a command made, whose caller may be answered now. `deliver`:
+    /// false leaves the event for the next publication to hand over with its own.
+    func publish(command: Bool = false, deliver: Bool = true) {
         checkListening()
         followLyricsTrack()
         let s = makeSnapshot()
         defer { followPlayingForSaves() }
         guard s != lastSnapshot else {
-            channel.publish(position: makeBasis(), taken: command)
+            channel.publish(position: makeBasis(), deliver: deliver, taken: command)
             return
         }
         lastSnapshot = s
-        channel.publish(snapshot: s, position: makeBasis(), event: .changed(s), taken: command)
+        channel.publish(snapshot: s, position: makeBasis(), event: .changed(s), deliver: deliver, taken: command)
     }
 
     /// Tells every face of `event`; the published state is the one of the last `publish`, with the position basis

@@ -28,11 +28,7 @@ extension Player {
         // The engine decides and takes the pipeline's position first, so the faces are told where it stands; its
         // state change starts once they are (a thread woken before the reply took a CPU the reply needed). The
         // pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
-        engine.pause {
-            // Handed to the faces together with the new status: one wake-up of a face's thread for both.
-            emitTick(deliver: false)
-            publishCommand()
-        }
+        engine.pause { publishCommand(thenTick: true) }
     }
 
     public func playPause() {
@@ -190,8 +186,12 @@ extension Player {
     /// After a command: its caller is answered, clients hear of it, ticks and the lyrics line follow the status, the
     /// state is saved soon. Published first: the reply and the faces' signals are what a client waits for, and the
     /// tick timer's restart is not.
-    func publishCommand() {
-        publish(command: true)
+    /// `thenTick`: the position the command left the playhead at follows the new status, and both are handed to the
+    /// faces in one wake-up of each face's thread; the status comes first, so the PropertiesChanged a panel waits
+    /// for is not built behind the Tick.
+    func publishCommand(thenTick: Bool = false) {
+        publish(command: true, deliver: !thenTick)
+        if thenTick { emitTick() }
         followStatus()
         scheduleSave()
     }
