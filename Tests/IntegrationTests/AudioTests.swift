@@ -149,22 +149,25 @@ import Testing
         #expect(playing.last?.1.arguments[2] == .int64(60_000_000))
 
         // Ticks and PlaybackStatus leave the daemon in one ordered stream: a tick sent before the pause comes before
-        // Paused is announced, a tick sent while paused after it.
+        // Paused is announced; the pause's own tick (where it stopped) and a tick sent while paused after it.
         let ordered = try await SignalRecorder(d.client, DBusMatchRule(sender: Daemon.busName))
         _ = try await d.call(Daemon.player, "Pause")
         try await d.waitFor("Paused announced") { ordered.announced(status: "Paused") }
         let pausedAt = try await d.position()
         await letTimePass(.seconds(1), because: "five tick intervals paused, in which a ticking daemon would have sent ticks")
-        // One tick after a seek, even while paused: the first after Paused was announced, and the only one.
+        // One tick after a seek, even while paused: after Paused and the pause's own tick, and the only other one.
         _ = try await d.call(Daemon.player, "Seek", [.int64(5_000_000)])
         func ticksWhilePaused() -> [DBusSignal] {
             let all = ordered.signals
             let paused = all.firstIndex { $0.arguments.count > 1 && $0.arguments[1].vardictValue?["PlaybackStatus"]?.stringValue == "Paused" }
             return paused.map { all[$0...].filter { $0.member == "Tick" } } ?? []
         }
-        try await d.waitFor("tick after seek") { !ticksWhilePaused().isEmpty }
+        try await d.waitFor("tick after seek") {
+            ticksWhilePaused().contains { ($0.arguments[1].int64Value ?? 0) >= pausedAt + 4_500_000 }
+        }
         let sincePaused = ticksWhilePaused().compactMap { $0.arguments[1].int64Value }
-        #expect(sincePaused.count == 1 && sincePaused[0] >= pausedAt + 4_500_000, "no ticks while paused, then the seek's: \(sincePaused), paused at \(pausedAt)")
+        #expect(sincePaused.count == 2 && sincePaused[0] < pausedAt + 4_500_000 && sincePaused[1] >= pausedAt + 4_500_000,
+                "the pause's tick, none while paused, then the seek's: \(sincePaused), paused at \(pausedAt)")
 
         try await d.set(Daemon.tonearm, "TickInterval", .int64(500_000))
         _ = try await d.call(Daemon.player, "Play")
