@@ -11,10 +11,18 @@ struct SignalTemplates: ~Copyable {
         var interface: String
         var member: String
         var arguments: [DBusValue]
+
+        /// Signals of one family replace each other: a Tick, whose position is new each time, never pushes out the
+        /// PropertiesChanged of a status that will flip back.
+        func sameFamily(as other: Key) -> Bool {
+            path == other.path && interface == other.interface && member == other.member
+                && arguments.first.flatMap(\.stringValue) == other.arguments.first.flatMap(\.stringValue)
+        }
     }
 
-    /// How many are kept; the least recently sent goes first.
-    static let capacity = 8
+    /// How many are kept of one family, and in all; the least recently sent goes first.
+    static let perFamily = 4
+    static let capacity = 16
     /// Signals holding more values than this are neither kept nor looked for: comparing a track's metadata or a
     /// queue's ids would cost what encoding them does, and they rarely repeat.
     static let maximumValues = 12
@@ -52,6 +60,10 @@ struct SignalTemplates: ~Copyable {
         guard let copy = dbus_message_copy(message.message) else { return }
         kept.removeAll { $0.key == key }
         kept.append((key, MessageBox(owning: copy)))
+        if kept.count(where: { $0.key.sameFamily(as: key) }) > Self.perFamily,
+           let oldest = kept.firstIndex(where: { $0.key.sameFamily(as: key) }) {
+            kept.remove(at: oldest)
+        }
         if kept.count > Self.capacity { kept.removeFirst(kept.count - Self.capacity) }
     }
 }

@@ -141,7 +141,7 @@ import TestSupport
                 ("/a", "Tick", [.objectPath("/t/1"), .int64(2), .int64(9)]),
                 ("/a", "Tick", [.objectPath("/t/2"), .int64(2), .int64(9)]),
             ]
-            // More distinct signals than are kept (8), twice over: the oldest are built afresh the second time.
+            // More distinct signals of one kind than are kept (4), twice over: the oldest are built afresh the second time.
             for round in 0..<2 {
                 for i in 0..<20 { sent.append(("/a", "Cycle", [.int32(Int32(i)), .bool(round == 0)])) }
                 for i in 0..<20 { sent.append(("/a", "Cycle", [.int32(Int32(i)), .bool(round == 0)])) }
