@@ -783,12 +783,13 @@ final class StressRun {
     }
 
     /// Playing: two reads ≥ 500 ms apart move by about Rate × the time between them (0.5×–1.5×, ±0.1–0.25 s),
-    /// unless the track changed, ended, failed or was seeked meanwhile.
+    /// unless the track changed, ended, failed or was seeked meanwhile, or had not started at the first read (a track
+    /// still prerolling stands at exactly 0 until it is heard; a loaded machine took 0.5 s to start one).
     func checkAdvancing(_ s: PlayerState) async {
         await barrier()
         let index = signals.count
         let t1a = clock.now
-        guard let p1 = await position() else { return }
+        guard let p1 = await position(), p1 != 0 else { return }
         let t1b = clock.now
         await letTimePass(.milliseconds(600), because: "the stretch the position's advance is measured over")
         let t2a = clock.now

@@ -38,6 +38,8 @@ final class MachineEngine: PlaybackControl, Sendable {
         state.withLock { s in
             let snap = s.machine.snapshot
             guard snap.item != nil else { return 0 }
+            // As the shell reads it: a load from the start has played nothing while it prerolls.
+            if snap.prerollingFromStart { return 0 }
             return snap.positionOverride ?? s.pipelinePosition
         }
     }

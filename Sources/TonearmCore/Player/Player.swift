@@ -241,8 +241,10 @@ public actor Player {
         let playback = engine.snapshot
         var position = engine.reportedPosition / 1000
         let instant = ContinuousClock.now
+        // A load from the start has played nothing until it prerolled, though the pipeline may still report the
+        // last item playing (its reset's state changes not in yet): the position stands at 0 until the track starts.
         let moving = playback.item != nil && playback.status == .playing && playback.positionOverride == nil
-            && engine.pipelineState == .playing && reconnector.level >= 100
+            && !playback.prerollingFromStart && engine.pipelineState == .playing && reconnector.level >= 100
         // Just after a gapless hand-over the pipeline reports where the previous track was until the sink plays the
         // new one (a loaded run read 5.05 s for a track 0.1 s in): a position past what the new track can have
         // reached since it started is the old one's, and the basis counts from the start instead.
