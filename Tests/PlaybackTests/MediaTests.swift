@@ -77,11 +77,13 @@ struct MediaTests {
     func midi() async throws {
         let mid = dir.file("tune.mid"), output = dir.file("out.wav")
         try Data(standardMidiFile()).write(to: mid)
-        let engine = try PlaybackEngine(sinkDescription: wavSink(output))
+        // FluidSynth reads its 148 MB SoundFont before the first sign of progress: a loaded run read it from the disk
+        // for more than the default 10 s. This test is about the MIDI path, not the preroll deadline.
+        let engine = try PlaybackEngine(sinkDescription: wavSink(output), prerollTimeout: .seconds(120))
         let log = EventLog(engine)
         let tune = item(mid, 1)
         engine.load(tune)
-        #expect(await log.waitFor(.finished(tune), timeout: .seconds(20)))
+        #expect(await log.waitFor(.finished(tune), timeout: .seconds(180)))
         engine.shutdown()
         #expect(log.events.failures.isEmpty)
         let audio = try WAV.read(output)
