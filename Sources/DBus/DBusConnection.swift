@@ -165,17 +165,14 @@ public final class DBusConnection: Sendable {
 
     /// Emits a signal, throwing `InvalidArgs` for invalid names/values and `Disconnected` once closed.
     public func trySendSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws {
+        let key = SignalTemplates.keeps(arguments)
+            ? SignalTemplates.Key(path: path, interface: interface, member: member, arguments: arguments) : nil
         let box: MessageBox
-        if SignalTemplates.keeps(arguments) {
-            let key = SignalTemplates.Key(path: path, interface: interface, member: member, arguments: arguments)
-            if let copy = templates.withLock({ $0.copy(of: key) }) {
-                box = copy
-            } else {
-                box = try MessageBox.signal(path: path, interface: interface, member: member, arguments: arguments)
-                templates.withLock { $0.keep(box, for: key) }
-            }
+        if let key, let copy = templates.withLock({ $0.copy(of: key) }) {
+            box = copy
         } else {
             box = try MessageBox.signal(path: path, interface: interface, member: member, arguments: arguments)
+            if let key { templates.withLock { $0.keep(box, for: key) } }
         }
         guard core.enqueue(.send(box, nil, timeout: 0)) else { throw DBusError.disconnected("the connection is closed") }
     }
