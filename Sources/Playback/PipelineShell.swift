@@ -293,12 +293,14 @@ final class PipelineShell: Sendable {
 
     /// Feeds a command, then runs `announce` outside the lock, before a Play's or a Pause's state change starts: the
     /// caller tells its clients first, and the thread the state change wakes cannot take the CPU in between.
+    /// `estimate`: where a Pause finds the item, when its caller knows (see `apply`).
     @discardableResult
-    func send(_ input: PlaybackMachine.Input, announcing announce: () -> Void) -> Bool {
+    func send(_ input: PlaybackMachine.Input, estimate: PlaybackItem.Position? = nil,
+              announcing announce: () -> Void) -> Bool {
         guard !isShutDown.load(ordering: .acquiring) else { announce(); return false }
         let accepted = commandLock.withLock { _ in
             settle()
-            return apply(input)
+            return apply(input, estimate: estimate)
         }
         announce()
         startStateChanges()
@@ -317,28 +319,31 @@ final class PipelineShell: Sendable {
     }
 
     /// Must hold `commandLock`. Effects that answer with an input (a reset, a seek) feed it before the next effect.
-    private func apply(_ input: PlaybackMachine.Input) -> Bool {
-        let (step, generation) = machine.withLock { ($0.handle(input), $0.generation) }
+    private func apply(_ input: PlaybackMachine.Input, estimate: PlaybackItem.Position? = nil) -> Bool {
+        let (step, generation, item) = machine.withLock { ($0.handle(input), $0.generation, $0.currentItem?.token) }
         var accepted = step.accepted
         switch input {
         case .play, .pause:
             // Nothing answers a state change: it goes on while the caller publishes the new status.
             if !step.effects.isEmpty, step.effects.allSatisfy(\.isSetState) {
                 let effects = step.effects
-                let token = heldTokens.add(1, ordering: .relaxed).newValue
-                // A Play resumes where the faces were last told the paused pipeline stands: asking the pipeline again
-                // (a query through every element down to the sink) was the costliest part of a Play's way to its
-                // reply. A Pause asks: the pipeline is moving.
-                var resumed: Int64?
+                // A Play resumes where the faces were last told the paused pipeline stands, and a Pause stops where
+                // its caller's clock-driven position reads: asking the pipeline (a query through every element down
+                // to the sink, ~38,000 instructions on a cold cache) was the costliest part of their way to the
+                // reply. A Pause without an estimate for this item asks.
+                var known: Int64?
                 if case .play = input {
-                    resumed = lastKnownPosition.withLock { $0?.generation == generation ? $0?.position : nil }
+                    known = lastKnownPosition.withLock { $0?.generation == generation ? $0?.position : nil }
+                } else if let estimate, estimate.token == item {
+                    known = max(0, estimate.nanoseconds)
                 }
-                if let at = resumed ?? position { heldPosition.withLock { $0 = (token, at) } }
+                let held = heldTokens.add(1, ordering: .relaxed).newValue
+                if let at = known ?? position { heldPosition.withLock { $0 = (held, at) } }
                 // Started once the caller has announced it (`send(_:announcing:)`), or by whoever settles first.
                 heldStateChanges.withLock {
                     $0.append {
                         for effect in effects { _ = self.perform(effect) }
-                        self.heldPosition.withLock { if $0?.token == token { $0 = nil } }
+                        self.heldPosition.withLock { if $0?.token == held { $0 = nil } }
                     }
                 }
                 return accepted

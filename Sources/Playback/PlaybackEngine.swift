@@ -93,8 +93,11 @@ public final class PlaybackEngine: Sendable {
     public func pause() { shell.send(.pause(now: .now)) }
     /// Play, with `announce` run once the status is taken and before playbin's state change starts.
     public func play(announcing announce: () -> Void) { shell.send(.play(now: .now), announcing: announce) }
-    /// Pause, the same way: the position the faces are told is taken with the decision.
-    public func pause(announcing announce: () -> Void) { shell.send(.pause(now: .now), announcing: announce) }
+    /// Pause, the same way: the position the faces are told is taken with the decision, from `estimate` when it is
+    /// for the item loaded (the position its caller already shows), else from the pipeline.
+    public func pause(estimate: PlaybackItem.Position?, announcing announce: () -> Void) {
+        shell.send(.pause(now: .now), estimate: estimate, announcing: announce)
+    }
     /// READY, position 0; reports `.stateChanged(.stopped)`.
     public func stop() { shell.send(.stop) }
 

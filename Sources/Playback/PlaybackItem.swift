@@ -26,3 +26,16 @@ public struct PlaybackItem: Sendable, Equatable, Hashable, CustomStringConvertib
 
     public var description: String { "#\(token) \(uri)" }
 }
+
+extension PlaybackItem {
+    /// Where an item stands as a caller reckons it (its clock-driven position), for the item with `token`.
+    public struct Position: Sendable, Equatable {
+        public var token: UInt64
+        public var nanoseconds: Int64
+
+        public init(token: UInt64, nanoseconds: Int64) {
+            self.token = token
+            self.nanoseconds = nanoseconds
+        }
+    }
+}

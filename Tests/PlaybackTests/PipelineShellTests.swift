@@ -110,4 +110,33 @@ import TestSupport
         #expect(seen?.target == GST_STATE_PAUSED, "playbin's state change started before the announcement")
         try await waitUntil("playbin PLAYING again", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
     }
+
+    /// A Pause holds the position its caller estimates for the item loaded (what its faces show, no query of the
+    /// pipeline before the reply) until playbin has paused, then reads the pipeline's again; an estimate for another
+    /// item (one handed over meanwhile) is not taken.
+    @Test func aPauseHoldsTheCallersEstimateForTheItemLoaded() async throws {
+        GStreamer.ensureInitialized()
+        let shell = try PipelineShell(output: .sink("fakesink sync=true"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
+        defer { shell.shutdown() }
+        let dir = TemporaryDirectory("tonearm-estimate")
+        let url = dir.file("sine.wav")
+        try sine(0..<(30 * 44_100)).write(to: url)
+        shell.send(.load(item(url, 1), paused: false, at: 0, now: .now))
+        try await waitUntil("playing past 0.2 s", timeout: .seconds(30)) {
+            tn_state_current(shell.playbin) == GST_STATE_PLAYING && (shell.position ?? 0) > 200_000_000
+        }
+        // 20 s ahead of the pipeline: only taken from the estimate.
+        let estimate: Int64 = 20_000_000_000
+        var held: Int64?
+        shell.send(.pause(now: .now), estimate: .init(token: 1, nanoseconds: estimate)) { held = shell.reportedPosition }
+        #expect(held == estimate)
+        try await waitUntil("the pipeline's position once paused", timeout: .seconds(30)) {
+            tn_state_current(shell.playbin) == GST_STATE_PAUSED && shell.reportedPosition < 10_000_000_000
+        }
+        shell.send(.play(now: .now))
+        try await waitUntil("playbin PLAYING again", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
+        shell.send(.pause(now: .now), estimate: .init(token: 2, nanoseconds: estimate)) { held = shell.reportedPosition }
+        let pipeline = try #require(held)
+        #expect(pipeline > 200_000_000 && pipeline < 10_000_000_000, "held \(pipeline) ns, not the pipeline's position")
+    }
 }

@@ -19,6 +19,7 @@ final class MachineEngine: PlaybackControl, Sendable {
         var unavailable: Set<String> = []
         /// False while the engine stands for one still being built (see `DeferredEngine`).
         var canReceiveData = true
+        var pauseEstimates: [PlaybackItem.Position?] = []
     }
 
     var canReceiveData: Bool { state.withLock { $0.canReceiveData } }
@@ -69,6 +70,13 @@ final class MachineEngine: PlaybackControl, Sendable {
     }
     func play() { send(.play(now: .now), "play") }
     func pause() { send(.pause(now: .now), "pause") }
+    func pause(estimate: PlaybackItem.Position?, announcing announce: () -> Void) {
+        state.withLock { $0.pauseEstimates.append(estimate) }
+        pause()
+        announce()
+    }
+    /// The position each Pause was given to hold, in order.
+    var pauseEstimates: [PlaybackItem.Position?] { state.withLock { $0.pauseEstimates } }
     func stop() { send(.stop, "stop") }
     func seek(to nanoseconds: Int64) -> Bool { send(.seek(nanoseconds, now: .now), "seek \(nanoseconds)") }
     func setRate(_ rate: Double) -> Bool { send(.setRate(rate, position: reportedPosition, now: .now), "rate \(rate)") }

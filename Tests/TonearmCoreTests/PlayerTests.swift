@@ -124,6 +124,27 @@ import Testing
         try await waitUntil("the position basis moving once the track started") { player.state.position.rate == 1 }
     }
 
+    /// A Pause holds the position the faces read at that moment (the published basis and the clock) for the item the
+    /// Player has loaded: the engine need not ask the pipeline before the reply.
+    @Test func aPauseHandsTheEngineThePositionTheFacesRead() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.setPipelinePosition(5_000_000_000)
+        engine.bus(.settled(.playing))
+        try await waitUntil("the basis moving from 5 s") {
+            let basis = player.state.position
+            return basis.rate == 1 && basis.position >= 5_000_000
+        }
+        let before = player.state.position
+        await player.pause()
+        let reached = before.position(at: .now) * 1000
+        let estimate = try #require(engine.pauseEstimates.last ?? nil)
+        #expect(estimate.token == ids[0].serial)
+        #expect(estimate.nanoseconds >= 5_000_000_000 && estimate.nanoseconds <= reached,
+                "held \(estimate.nanoseconds) ns, the faces read up to \(reached) ns")
+    }
+
     @Test func quickRelativeSeeksAddUp() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])

@@ -190,8 +190,12 @@ public final class DeferredEngine: PlaybackControl, Sendable {
     public func play(announcing announce: () -> Void) {
         if let real = route({ Self.send(.play(now: .now), &$0) }) { real.play(announcing: announce) } else { announce() }
     }
-    public func pause(announcing announce: () -> Void) {
-        if let real = route({ Self.send(.pause(now: .now), &$0) }) { real.pause(announcing: announce) } else { announce() }
+    public func pause(estimate: PlaybackItem.Position?, announcing announce: () -> Void) {
+        if let real = route({ Self.send(.pause(now: .now), &$0) }) {
+            real.pause(estimate: estimate, announcing: announce)
+        } else {
+            announce()
+        }
     }
     public func stop() { route { Self.send(.stop, &$0) }?.stop() }
 

@@ -20,9 +20,9 @@ public protocol PlaybackControl: AnyObject, Sendable {
     /// Play, with `announce` (the caller telling its clients) run once the new status is taken and before the
     /// pipeline's state change starts, which would compete with it for the CPU.
     func play(announcing announce: () -> Void)
-    /// Pause, the same way: the pipeline's position is taken with the decision, and its state change starts after
-    /// `announce`.
-    func pause(announcing announce: () -> Void)
+    /// Pause, the same way: the position is taken with the decision (`estimate` when it is for the item loaded,
+    /// else the pipeline's), and its state change starts after `announce`.
+    func pause(estimate: PlaybackItem.Position?, announcing announce: () -> Void)
     func stop()
     @discardableResult func seek(to nanoseconds: Int64) -> Bool
     @discardableResult func setRate(_ rate: Double) -> Bool
@@ -63,7 +63,7 @@ extension PlaybackControl {
     public func warmUp() {}
     /// An engine whose state change costs nothing to start (a test's) announces after it.
     public func play(announcing announce: () -> Void) { play(); announce() }
-    public func pause(announcing announce: () -> Void) { pause(); announce() }
+    public func pause(estimate: PlaybackItem.Position?, announcing announce: () -> Void) { pause(); announce() }
 }
 
 extension PlaybackEngine: PlaybackControl {}

@@ -25,10 +25,14 @@ extension Player {
         if outputIsLost { stayPausedWhenOutputIsBack() }
         guard status == .playing else { return }
         perform(reconnector.cancelReconnect())
-        // The engine decides and takes the pipeline's position first, so the faces are told where it stands; its
-        // state change starts once they are (a thread woken before the reply took a CPU the reply needed). The
-        // pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
-        engine.pause { publishCommand(thenTick: true) }
+        // The engine decides and holds the position where the faces read it now (the published basis, within 20 ms of
+        // the pipeline's), so a Pause neither jumps the position nor queries the pipeline before its reply; the
+        // state change starts once the faces are told (a thread woken before the reply took a CPU the reply needed).
+        // The pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
+        let estimate = loaded?.serial.map {
+            PlaybackItem.Position(token: $0, nanoseconds: state.position.now.multipliedReportingOverflow(by: 1000).partialValue)
+        }
+        engine.pause(estimate: estimate) { publishCommand(thenTick: true) }
     }
 
     public func playPause() {
