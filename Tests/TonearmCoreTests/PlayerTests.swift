@@ -145,6 +145,29 @@ import Testing
                 "held \(estimate.nanoseconds) ns, the faces read up to \(reached) ns")
     }
 
+    /// A Pause in the moment a hand-over is heard by the engine but not yet taken in by the Player: the position the
+    /// faces read still counts for the track before, and the estimate says so (the engine then asks its pipeline).
+    @Test func aPauseRightAfterAHandOverNamesTheItemItsPositionCountsFor() async throws {
+        let ids = try await queue("a.ogg", "b.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.bus(.settled(.playing))
+        try await waitUntil("the basis moving") { player.state.position.rate == 1 }
+        // Run in the Player's isolation, so that the engine's report of the new track waits behind the Pause (taken
+        // once the Player is idle: nothing is done while it is busy).
+        try await waitUntil("the Player idle") {
+            player.takeAtOnce { p -> Bool in
+                engine.aboutToFinish()
+                engine.bus(.streamStart(group: 99, duration: 60_000_000_000, seekable: true))
+                p.pause()
+                return true
+            } ?? false
+        }
+        #expect(engine.snapshot.item?.token == ids[1].serial, "the engine plays the next track")
+        let estimate = try #require(engine.pauseEstimates.last ?? nil)
+        #expect(estimate.token == ids[0].serial, "the faces' position counts for the track before")
+    }
+
     @Test func quickRelativeSeeksAddUp() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])

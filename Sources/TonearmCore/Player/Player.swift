@@ -229,6 +229,10 @@ public actor Player {
     /// The entry whose stream the engine plays or holds paused; nil when stopped.
     var loaded: TrackID? { engine.snapshot.item.map { TrackID(serial: $0.token) } }
 
+    /// The engine's item (its token) the published position basis counts for: the engine may have handed over to the
+    /// next one since (its report not taken in yet).
+    var basisItem: UInt64?
+
     /// Position in the current track in microseconds (0 when stopped; a seek's target until it settles).
     public func position() -> Int64 { engine.reportedPosition / 1000 }
 
@@ -239,6 +243,8 @@ public actor Player {
     /// Where the position stands now, read from the pipeline once, for the faces to count on from.
     func makeBasis() -> PositionBasis {
         let playback = engine.snapshot
+        // Every basis made is published: this is the item the published one counts for.
+        basisItem = playback.item?.token
         var position = engine.reportedPosition / 1000
         let instant = ContinuousClock.now
         // A load from the start has played nothing until it prerolled, though the pipeline may still report the

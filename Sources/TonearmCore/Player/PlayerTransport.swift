@@ -29,7 +29,7 @@ extension Player {
         // the pipeline's), so a Pause neither jumps the position nor queries the pipeline before its reply; the
         // state change starts once the faces are told (a thread woken before the reply took a CPU the reply needed).
         // The pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
-        let estimate = loaded?.serial.map {
+        let estimate = basisItem.map {
             PlaybackItem.Position(token: $0, nanoseconds: state.position.now.multipliedReportingOverflow(by: 1000).partialValue)
         }
         engine.pause(estimate: estimate) { publishCommand(thenTick: true) }
