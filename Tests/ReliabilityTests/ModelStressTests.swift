@@ -417,7 +417,7 @@ final class StressRun {
             \(log.suffix(10).map { "  " + $0 }.joined(separator: "\n"))
             replay: TONEARM_STRESS_SEED=\(seed) TONEARM_STRESS_STEPS=\(steps) swift test --skip-build --filter '^ReliabilityTests\\.ModelStress'
             the daemon's last lines:
-            \(d.log.split(separator: "\n").suffix(40).map { "  " + $0 }.joined(separator: "\n"))
+            \(d.log.split(separator: "\n").suffix(150).map { "  " + $0 }.joined(separator: "\n"))
             """
         examples.append(message)
         print("ModelStress: " + message)
