@@ -75,6 +75,22 @@ import TestSupport
         }
     }
 
+    /// A shell playing a 30 s sine WAV (token 1), written into `dir`, into a synced fakesink: playbin is PLAYING.
+    static func playingSine(in dir: TemporaryDirectory) async throws -> PipelineShell {
+        GStreamer.ensureInitialized()
+        let shell = try PipelineShell(output: .sink("fakesink sync=true"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
+        do {
+            let url = dir.file("sine.wav")
+            try sine(0..<(30 * 44_100)).write(to: url)
+            shell.send(.load(item(url, 1), paused: false, at: 0, now: .now))
+            try await waitUntil("playbin PLAYING", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
+        } catch {
+            shell.shutdown()
+            throw error
+        }
+        return shell
+    }
+
     /// The nice value of each of this process's threads named `name`, as the kernel has it (field 19 of its stat
     /// line, after the name in parentheses).
     static func niceValues(ofThreadsNamed name: String) -> [Int] {
@@ -92,14 +108,9 @@ import TestSupport
     /// A Pause or a Play is taken at once and announced (the caller tells its clients) before playbin's state change
     /// starts; then it starts.
     @Test func pauseAndPlayAreAnnouncedBeforePlaybinMoves() async throws {
-        GStreamer.ensureInitialized()
-        let shell = try PipelineShell(output: .sink("fakesink sync=true"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
-        defer { shell.shutdown() }
         let dir = TemporaryDirectory("tonearm-announce")
-        let url = dir.file("sine.wav")
-        try sine(0..<(30 * 44_100)).write(to: url)
-        shell.send(.load(item(url, 1), paused: false, at: 0, now: .now))
-        try await waitUntil("playbin PLAYING", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PLAYING }
+        let shell = try await Self.playingSine(in: dir)
+        defer { shell.shutdown() }
         var seen: (status: PlaybackState, target: GstState)?
         shell.send(.pause(now: .now)) { seen = (shell.snapshot.status, tn_state_target(shell.playbin)) }
         #expect(seen?.status == .paused)
@@ -115,16 +126,10 @@ import TestSupport
     /// pipeline before the reply) until playbin has paused, then reads the pipeline's again; an estimate for another
     /// item (one handed over meanwhile) is not taken.
     @Test func aPauseHoldsTheCallersEstimateForTheItemLoaded() async throws {
-        GStreamer.ensureInitialized()
-        let shell = try PipelineShell(output: .sink("fakesink sync=true"), logger: .init(label: "test"), prerollTimeout: .seconds(10))
-        defer { shell.shutdown() }
         let dir = TemporaryDirectory("tonearm-estimate")
-        let url = dir.file("sine.wav")
-        try sine(0..<(30 * 44_100)).write(to: url)
-        shell.send(.load(item(url, 1), paused: false, at: 0, now: .now))
-        try await waitUntil("playing past 0.2 s", timeout: .seconds(30)) {
-            tn_state_current(shell.playbin) == GST_STATE_PLAYING && (shell.position ?? 0) > 200_000_000
-        }
+        let shell = try await Self.playingSine(in: dir)
+        defer { shell.shutdown() }
+        try await waitUntil("playing past 0.2 s", timeout: .seconds(30)) { (shell.position ?? 0) > 200_000_000 }
         // 20 s ahead of the pipeline: only taken from the estimate.
         let estimate: Int64 = 20_000_000_000
         var held: Int64?
