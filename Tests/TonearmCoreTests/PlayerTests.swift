@@ -407,6 +407,40 @@ final class EventLog: Sendable {
         #expect(inode(store.url) != written)
         await player.shutdown()
     }
+
+    /// While playing the position reaches the disk about once a second: from the ticks when they come that often
+    /// (no timer of its own), from a saver when they are slower.
+    @Test func whilePlayingThePositionIsSavedByTheTicksOrBySlowTicksSaver() async throws {
+        let store = StateStore(url: dir.file("state.json"))
+        let engine = MachineEngine()
+        let player = Player(engine: engine, plugins: [FakeSource()], stateStore: store, artCache: ArtCache(folder: dir.file("art")))
+        await player.start()
+        try await player.setTickInterval(.milliseconds(100))
+        try Data().write(to: dir.file("a.ogg"))
+        let (ids, _) = await player.addSkippingBad([dir.file("a.ogg").absoluteString], at: .end, replacing: true)
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        try await waitUntil("playing") { player.state.snapshot.status == .playing }
+        // Each change below is saved once by itself (a Play's, a tick interval's): the position set after that save
+        // reaches the disk only through the saves made while playing.
+        try await waitUntil("the Play's save is on disk") { (try? store.load())?.queue.currentID == ids[0] }
+        engine.setPipelinePosition(20_000_000_000)
+        try await waitUntil("a tick's save is on disk") { ((try? store.load())?.position ?? 0) >= 20_000_000 }
+        #expect(await player.positionSaver == nil, "ticks of 0.1 s save the position: no saver runs")
+
+        try await player.setTickInterval(.seconds(30))
+        #expect(await player.positionSaver != nil, "ticks of 30 s leave the saves to the saver")
+        try await waitUntil("the interval's save is on disk") { (try? store.load())?.tickIntervalMicroseconds == 30_000_000 }
+        engine.setPipelinePosition(40_000_000_000)
+        try await waitUntil("the saver's save is on disk") { ((try? store.load())?.position ?? 0) >= 40_000_000 }
+
+        try await player.setTickInterval(.milliseconds(500))
+        try await waitUntil("the interval's save is on disk") { (try? store.load())?.tickIntervalMicroseconds == 500_000 }
+        engine.setPipelinePosition(60_000_000_000)
+        try await waitUntil("a tick's save is on disk again") { ((try? store.load())?.position ?? 0) >= 60_000_000 }
+        try await waitUntil("the saver ends once the ticks save") { await player.positionSaver == nil }
+        await player.shutdown()
+    }
 }
 
 /// Runs `body` on a thread of its own, outside any task (as a bus thread calls).

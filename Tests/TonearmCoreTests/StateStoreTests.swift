@@ -23,6 +23,15 @@ import Testing
         #expect(leftovers.sorted() == ["state.json", "state.json.position"], "no temp files are left behind")
     }
 
+    @Test func thePositionRecordMakesItsFolderWhenMissing() throws {
+        let dir = TemporaryDirectory()
+        let store = StateStore(url: dir.file("gone/state.json"))
+        try store.savePosition(1_234, of: TrackID(path: "/org/tonearm/Track/7"))
+        #expect(try String(contentsOf: store.positionURL, encoding: .utf8).hasPrefix("/org/tonearm/Track/7 1234 "))
+        try store.savePosition(5_678, of: TrackID(path: "/org/tonearm/Track/7"))
+        #expect(try String(contentsOf: store.positionURL, encoding: .utf8).hasPrefix("/org/tonearm/Track/7 5678 "))
+    }
+
     @Test func theWriterKeepsTheOrderAndTheNewestOfEach() throws {
         let dir = TemporaryDirectory()
         let store = StateStore(url: dir.file("state.json"))

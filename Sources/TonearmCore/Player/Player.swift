@@ -65,8 +65,10 @@ public actor Player {
     /// The player's own tasks (engine events, enrichment), cancelled at shutdown.
     var tasks: [Task<Void, Never>] = []
     var tickTask: Task<Void, Never>?
-    /// Saves the position once a second while playing (`followPlayingForSaves`).
+    /// Saves the position once a second while playing when the ticks come less often (`followPlayingForSaves`).
     var positionSaver: Task<Void, Never>?
+    /// When the position (or the whole state) was last handed to the writer.
+    var positionSavedAt: ContinuousClock.Instant?
     /// Set by `shutdown`: nothing is saved or announced after it.
     var isShutDown = false
     /// Where lyrics come from (nil: no lyrics), and the current track's (PlayerLyrics.swift).
@@ -407,6 +409,8 @@ public actor Player {
         guard goesOn else { return false }
         perform(actions)
         followLyrics()
+        // The tick has just set the published basis from the pipeline: the save counts from it, not a query of its own.
+        saveOnTick(position: actions.contains(.tick) ? positionNow() : nil)
         return true
     }
 }

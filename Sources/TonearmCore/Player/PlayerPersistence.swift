@@ -58,10 +58,11 @@ extension Player {
         }
     }
 
-    public func persistedState() -> PersistedState {
+    /// What is saved; `position` (µs) when the caller has just read it, else the pipeline is asked.
+    public func persistedState(position known: Int64? = nil) -> PersistedState {
         var state = PersistedState()
         state.queue = queue
-        state.position = position()
+        state.position = known ?? position()
         state.volume = volume
         if replayGainModeSetLive { state.replayGainMode = replayGain.mode.rawValue }
         if equalizerSetLive { state.equalizer = equalizer }
@@ -103,23 +104,31 @@ extension Player {
         savePositionOrState()
     }
 
+    /// How often the position is saved while playing: a crash loses at most this much.
+    static let positionSaveInterval = Duration.seconds(1)
+
     /// Saves the position once a second while playing, so a crash loses at most a second; stopped or paused, nothing
-    /// wakes for it (every change is saved as it is made). The saver ends by itself a second after playing stops, so a
-    /// Pause or a Play does not start or end a task on its way (each would wake a thread just as the faces answer).
+    /// wakes for it (every change is saved as it is made). Ticks of a second or less save it themselves
+    /// (`saveOnTick`): a timer of its own woke two threads and queried the pipeline once more every second. Slower
+    /// ticks leave it to this saver, which ends by itself a second after playing stops, so a Pause or a Play does not
+    /// start or end a task on its way (each would wake a thread just as the faces answer).
     func followPlayingForSaves() {
-        guard status == .playing, !isShutDown, positionSaver == nil else { return }
+        guard status == .playing, !isShutDown, positionSaver == nil, !ticksSavePosition else { return }
         positionSaver = Task { [weak self] in
             while true {
-                try? await Task.sleep(for: .seconds(1))
+                try? await Task.sleep(for: Self.positionSaveInterval)
                 guard !Task.isCancelled, let self, await self.saveWhilePlaying() else { return }
             }
         }
     }
 
+    /// Whether the ticks come often enough to save the position (then no saver runs).
+    var ticksSavePosition: Bool { tickInterval <= Self.positionSaveInterval }
+
     /// Saves while playing (only the position file when nothing else changed since the last save: comparing an
     /// unchanged queue is cheap, its storage is shared); otherwise false, and the saver ends.
     func saveWhilePlaying() -> Bool {
-        guard status == .playing, !isShutDown else {
+        guard status == .playing, !isShutDown, !ticksSavePosition else {
             positionSaver = nil
             return false
         }
@@ -127,13 +136,23 @@ extension Player {
         return true
     }
 
+    /// From each tick while playing: the save once about a second has passed since the last (half a tick early
+    /// rather than a tick late, so ticks of exactly a second save each time). `position`: where the tick found it.
+    func saveOnTick(position: Int64?) {
+        guard ticksSavePosition, status == .playing else { return }
+        if let last = positionSavedAt, last.duration(to: .now) + tickInterval / 2 < Self.positionSaveInterval { return }
+        savePositionOrState(position: position)
+    }
+
     /// The position record alone when nothing else changed since the last save, else the whole state: after every
     /// change, and right after a seek, playing or paused (a crash must not resume from before it). A Play or a Pause
     /// changes only the position, and rewriting a queue of 10,000 entries as JSON for it took the CPU from the faces
     /// just as they answered it (an MPD client's idle woke 3-7 ms after a pause instead of 1.5).
-    func savePositionOrState() {
+    /// `position`: where the playhead is, when the caller has just read it (else the pipeline is asked).
+    func savePositionOrState(position: Int64? = nil) {
         guard let stateWriter, !isShutDown else { return }
-        let state = persistedState()
+        let state = persistedState(position: position)
+        positionSavedAt = .now
         guard state.withoutPosition == savedApartFromPosition, let current = state.queue.currentID else {
             stateWriter.save(state)
             savedApartFromPosition = state.withoutPosition

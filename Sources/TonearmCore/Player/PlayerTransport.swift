@@ -182,6 +182,8 @@ extension Player {
         tickInterval = interval
         emitWithState(.tickIntervalChanged(interval))
         if status == .playing { startTicking() }
+        // Ticks slower than a second leave the position's saves to a saver of their own.
+        followPlayingForSaves()
         scheduleSave()
     }
 

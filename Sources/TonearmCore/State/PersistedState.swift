@@ -45,8 +45,13 @@ public struct SavedOutput: Sendable, Codable, Equatable {
 /// so a `kill -9` at any moment leaves the old state or the new one, never a torn one.
 public struct StateStore: Sendable {
     public let url: URL
+    /// `positionURL`'s path, made once: building it from the URL each second cost more than writing the record.
+    private let positionPath: String
 
-    public init(url: URL) { self.url = url }
+    public init(url: URL) {
+        self.url = url
+        positionPath = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".position").path
+    }
 
     /// The saved state; nil when there is none. A corrupt file is reported and kept aside, never deleted.
     public func load() throws -> PersistedState? {
@@ -73,7 +78,7 @@ public struct StateStore: Sendable {
     /// Beside the state file: where the current track was, rewritten every second while playing. A few bytes instead
     /// of the whole queue as JSON, and no fsync: a crashed or killed daemon leaves the page cache to the kernel, so only
     /// a power cut can lose those seconds (the state file, written on every real change, is fsynced).
-    public var positionURL: URL { url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".position") }
+    public var positionURL: URL { URL(fileURLWithPath: positionPath) }
 
     /// The position record's fixed size: each save overwrites the whole record in place with one `pwrite`, which a
     /// killed process cannot leave half done, and costs no rename (on ext4 a rename over a file starts writeback).
@@ -84,18 +89,25 @@ public struct StateStore: Sendable {
         var record = Array("\(track.path) \(position)".utf8)
         guard record.count < Self.positionRecordSize else { return }  // track paths are short; never a torn record
         record += [UInt8](repeating: 0x20, count: Self.positionRecordSize - 1 - record.count) + [0x0A]
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let fd = open(positionURL.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw AtomicFile.posixError("cannot write \(positionURL.path)") }
+        // The folder is made only when missing: asking FileManager to make it took more than the write (every second).
+        var fd = open(positionPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0, errno == ENOENT {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            fd = open(positionPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        }
+        guard fd >= 0 else { throw AtomicFile.posixError("cannot write \(positionPath)") }
         defer { close(fd) }
         let written = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == record.count else { throw AtomicFile.posixError("cannot write \(positionURL.path)") }
-        _ = ftruncate(fd, off_t(record.count))  // nothing to cut but after someone else wrote a longer file
+        guard written == record.count else { throw AtomicFile.posixError("cannot write \(positionPath)") }
+        // Nothing to cut but after someone else wrote a longer file; a truncate to the same size still dirtied the
+        // inode (a journal write every second).
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_size != off_t(record.count) { _ = ftruncate(fd, off_t(record.count)) }
     }
 
     /// The position file's figure when it is about the state's current track.
     func savedPosition(for state: PersistedState) -> Int64? {
-        guard let current = state.queue.currentID, let data = FileManager.default.contents(atPath: positionURL.path),
+        guard let current = state.queue.currentID, let data = FileManager.default.contents(atPath: positionPath),
               let text = String(data: data, encoding: .utf8) else { return nil }
         let fields = text.split(whereSeparator: \.isWhitespace)
         guard fields.count == 2, fields[0] == current.path, let position = Int64(fields[1]), position >= 0 else { return nil }
