@@ -104,13 +104,21 @@ extension Player {
     public func seek(by offset: Int64) {
         // Whatever the engine plays, even in the moment a gapless change is heard before the player has taken it in.
         guard status != .stopped, let loaded else { return }
-        let (target, overflow) = position().addingReportingOverflow(offset)
+        let (target, overflow) = seekOrigin(loaded).addingReportingOverflow(offset)
         let clamped = overflow ? (offset < 0 ? 0 : Int64.max) : max(0, target)
         if let length = queue.track(loaded)?.metadata.length, clamped > length {
             next()
             return
         }
         seekEngine(to: clamped)
+    }
+
+    /// Where a relative seek counts from: the position the faces read when their basis counts for the item the
+    /// engine plays (a client's "10 s on" counts from what it showed; a pipeline that stalls for a moment under load
+    /// left the basis running on until the next tick, and the seek landed short of what the client asked), else the
+    /// pipeline's.
+    private func seekOrigin(_ loaded: TrackID) -> Int64 {
+        basisItem != nil && basisItem == loaded.serial ? state.position.now : position()
     }
 
     /// Absolute seek; ignored for a stale track id or a position outside the track.
