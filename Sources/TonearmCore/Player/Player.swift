@@ -235,6 +235,10 @@ public actor Player {
     /// next one since (its report not taken in yet).
     var basisItem: UInt64?
 
+    /// The position the faces read now (µs) with the engine item it counts for; nil before any basis. A Pause holds it
+    /// and a relative seek counts from it, so neither contradicts what a client was shown.
+    var publishedPosition: (item: UInt64, microseconds: Int64)? { basisItem.map { ($0, state.position.now) } }
+
     /// Position in the current track in microseconds (0 when stopped; a seek's target until it settles).
     public func position() -> Int64 { engine.reportedPosition / 1000 }
 

@@ -29,8 +29,8 @@ extension Player {
         // the pipeline's), so a Pause neither jumps the position nor queries the pipeline before its reply; the
         // state change starts once the faces are told (a thread woken before the reply took a CPU the reply needed).
         // The pipeline plays on meanwhile, and the paused position is set afresh from its report that it paused.
-        let estimate = basisItem.map {
-            PlaybackItem.Position(token: $0, nanoseconds: state.position.now.multipliedReportingOverflow(by: 1000).partialValue)
+        let estimate = publishedPosition.map {
+            PlaybackItem.Position(token: $0.item, nanoseconds: $0.microseconds.multipliedReportingOverflow(by: 1000).partialValue)
         }
         engine.pause(estimate: estimate) { publishCommand(thenTick: true) }
     }
@@ -118,7 +118,8 @@ extension Player {
     /// left the basis running on until the next tick, and the seek landed short of what the client asked), else the
     /// pipeline's.
     private func seekOrigin(_ loaded: TrackID) -> Int64 {
-        basisItem != nil && basisItem == loaded.serial ? state.position.now : position()
+        guard let published = publishedPosition, published.item == loaded.serial else { return position() }
+        return published.microseconds
     }
 
     /// Absolute seek; ignored for a stale track id or a position outside the track.
