@@ -23,7 +23,7 @@ struct PlayerInterface: DBusInterfaceHandler {
             case "Pause": await answeredWhenTaken { await player.pause() }
             case "PlayPause":
                 // The spec: with CanPause false, PlayPause has no effect and raises an error.
-                guard player.state.snapshot.canPause else {
+                guard player.channel.read(\.snapshot.canPause) else {
                     throw TonearmError(.nothingToPlay, "nothing to play or pause: the queue is empty")
                 }
                 await answeredWhenTaken { await player.playPause() }
@@ -55,7 +55,7 @@ struct PlayerInterface: DBusInterfaceHandler {
         case "Play": command = .play
         case "Pause": command = .pause
         // With CanPause false the usual path raises the spec's error.
-        case "PlayPause" where player.state.snapshot.canPause: command = .playPause
+        case "PlayPause" where player.channel.read(\.snapshot.canPause): command = .playPause
         default: return nil
         }
         // Answered as the status is published, before the signals are built and the engine moves.

@@ -90,6 +90,44 @@ import Testing
         await busyAgain.end()
     }
 
+    @Test func aToggleIsAnsweredFromItsStatusBeforeItsSnapshotIsAnnounced() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        engine.bus(.settled(.playing))
+        let player = self.player
+        try await waitUntil("the position moves") { player.state.position.rate > 0 }
+        let subscription = player.events.subscribe(capacity: 1 << 10)
+        /// The state a caller is answered from (read in the answer itself), then where that state stands afterwards.
+        struct Answered: Sendable { var status: PlaybackStatus; var rate: Double; var sequence: UInt64 }
+        func toggle(_ command: Player.Toggle) async -> Answered? {
+            let seen = Mutex<Answered?>(nil)
+            _ = await eventually(timeout: .seconds(20), interval: .milliseconds(1)) {
+                await onThread {
+                    CommandTaken.answering({
+                        let s = player.state
+                        seen.withLock { $0 = Answered(status: s.snapshot.status, rate: s.position.rate, sequence: s.sequence) }
+                    }) { player.toggleAtOnce(command) }
+                }
+            }
+            return seen.withLock { $0 }
+        }
+        for (command, status) in [(Player.Toggle.pause, PlaybackStatus.paused), (.play, .playing), (.playPause, .paused)] {
+            let answered = try #require(await toggle(command), "\(command) was answered")
+            // Answered once the new status and a standing position are readable: a read right after the reply
+            // shows the change, and the position does not run on before playbin has moved.
+            #expect(answered.status == status)
+            #expect(answered.rate == 0)
+            // The snapshot announcing it is built and published after the answer: its event comes later in sequence.
+            var announced: Sequenced<PlayerEvent>?
+            while let e = await subscription.next() {
+                if case .changed(let s) = e.event, s.status == status { announced = e; break }
+            }
+            #expect(try #require(announced).sequence > answered.sequence)
+            #expect(player.state.snapshot.status == status)
+        }
+    }
+
     @Test func aSeekDuringPrerollIsTakenAndReadBackAtOnce() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])

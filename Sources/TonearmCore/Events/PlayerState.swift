@@ -62,6 +62,10 @@ public final class PlayerChannel: Sendable {
     /// The state now.
     public var state: PlayerState { latest.withLock { $0 } }
 
+    /// Part of the state now, read in place: a copy of the whole state retains each of its fields, a cost on a
+    /// command's way to its reply.
+    public func read<T: Sendable>(_ part: (PlayerState) -> T) -> T { latest.withLock { part($0) } }
+
     /// Replaces the state, and publishes `event` with it (if any); the state is readable before any subscriber
     /// hears the event. `deliver` false leaves the event to the listeners' next delivery, which the next publish
     /// makes: two events published at once then reach a face's thread in one wake-up. `taken`: a command's effect,
@@ -78,6 +82,19 @@ public final class PlayerChannel: Sendable {
         // Outside the state's lock: a listener may read the state it announces. Also without an event of its own:
         // one left undelivered before goes out now.
         if deliver { events.deliverToListeners() }
+    }
+
+    /// A move between playing and paused made readable at once: the latest state takes the new status and a standing
+    /// position basis, and the command's caller is answered (`CommandTaken`). The Player's full publication, with the
+    /// whole snapshot and its event, follows after the answer: building that snapshot first (the queue, the outputs,
+    /// the lyrics, ~20,000 instructions on a cold cache) was most of a PlayPause's way to its reply.
+    func publishTaken(status: PlaybackStatus, position: Int64) {
+        latest.withLock { state in
+            state.revision &+= 1
+            state.snapshot.status = status
+            state.position = PositionBasis(position: position, instant: .now, rate: 0, limit: state.position.limit)
+        }
+        CommandTaken.published()
     }
 
     /// A slow subscriber's buffer keeps the newest snapshot and the newest tick rather than each of them.

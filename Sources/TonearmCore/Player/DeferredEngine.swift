@@ -231,7 +231,8 @@ public final class DeferredEngine: PlaybackControl, Sendable {
     }
 
     public var appliedGain: Double {
-        let (real, gain) = state.withLock { s in (s.real, s.machine.snapshot.item.flatMap { s.gains[$0.token] }) }
+        // Read at every publication: the deferred machine's item is looked at only while no engine is attached.
+        let (real, gain) = state.withLock { s in s.real.map { ($0, nil) } ?? (nil, s.machine.snapshot.item.flatMap { s.gains[$0.token] }) }
         return real?.appliedGain ?? gain ?? 1
     }
 

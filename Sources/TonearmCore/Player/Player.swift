@@ -237,14 +237,14 @@ public actor Player {
 
     /// The position the faces read now (µs) with the engine item it counts for; nil before any basis. A Pause holds it
     /// and a relative seek counts from it, so neither contradicts what a client was shown.
-    var publishedPosition: (item: UInt64, microseconds: Int64)? { basisItem.map { ($0, state.position.now) } }
+    var publishedPosition: (item: UInt64, microseconds: Int64)? { basisItem.map { ($0, channel.read(\.position).now) } }
 
     /// Position in the current track in microseconds (0 when stopped; a seek's target until it settles).
     public func position() -> Int64 { engine.reportedPosition / 1000 }
 
     /// The position from the published basis, from any thread without waiting for the actor or the pipeline: the
     /// faces answer Position with it.
-    public nonisolated func positionNow() -> Int64 { channel.state.position.now }
+    public nonisolated func positionNow() -> Int64 { channel.read(\.position).now }
 
     /// Where the position stands now, read from the pipeline once, for the faces to count on from.
     func makeBasis() -> PositionBasis {

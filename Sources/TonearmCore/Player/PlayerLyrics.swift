@@ -20,6 +20,8 @@ extension Player {
     /// Starts a lookup when the current track is not the one the lyrics are for (called on every publish).
     func followLyricsTrack() {
         let id = queue.currentID
+        // Every publication comes here: looking the track up only when it changed.
+        guard id != lyricsFollower.trackID else { return }
         perform(lyricsFollower.current(id, canLookUp: lyricsFinder != nil && id.flatMap { queue.track($0) } != nil))
     }
 

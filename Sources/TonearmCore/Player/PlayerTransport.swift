@@ -15,7 +15,7 @@ extension Player {
         case .paused:
             guard loaded != nil else { return startCurrent(paused: false) }
             // The faces hear it before playbin's state change starts.
-            engine.play { publishCommand() }
+            engine.play { publishCommand(toggled: true) }
         case .stopped:
             startCurrent(paused: false)
         }
@@ -32,7 +32,7 @@ extension Player {
         let estimate = publishedPosition.map {
             PlaybackItem.Position(token: $0.item, nanoseconds: $0.microseconds.multipliedReportingOverflow(by: 1000).partialValue)
         }
-        engine.pause(estimate: estimate) { publishCommand(thenTick: true) }
+        engine.pause(estimate: estimate) { publishCommand(thenTick: true, toggled: true) }
     }
 
     public func playPause() {
@@ -58,7 +58,7 @@ extension Player {
             }
             return true
         }
-        return taken ?? (command == .play && state.snapshot.status == .playing)
+        return taken ?? (command == .play && channel.read(\.snapshot.status) == .playing)
     }
 
     /// The commands `toggleAtOnce` takes.
@@ -204,8 +204,12 @@ extension Player {
     /// `thenTick`: the position the command left the playhead at follows the new status, and both are handed to the
     /// faces in one wake-up of each face's thread; the status comes first, so the PropertiesChanged a panel waits
     /// for is not built behind the Tick.
-    func publishCommand(thenTick: Bool = false) {
-        publish(command: true, deliver: !thenTick)
+    /// `toggled`: a move between playing and paused, whose caller is answered once its status and standing position are
+    /// readable (`PlayerChannel.publishTaken`), before the snapshot is built.
+    func publishCommand(thenTick: Bool = false, toggled: Bool = false) {
+        // Standing on both sides of the answer: a Pause holds where the faces read, a Play moves once playbin plays.
+        if toggled { channel.publishTaken(status: status, position: engine.reportedPosition / 1000) }
+        publish(command: !toggled, deliver: !thenTick)
         if thenTick { emitTick() }
         followStatus()
         scheduleSave()
