@@ -461,8 +461,14 @@ final class LoopContext: @unchecked Sendable {
                     return DBUS_HANDLER_RESULT_HANDLED
                 }
                 if core.callsBeingHandled.load(ordering: .acquiring) == 0 {
-                    // An answer sent before the command is done is written at once.
-                    let reply = CallAnswer { [self] in send($0, to: call) }
+                    // An answer sent before the command is done is written at once; then this thread steps aside.
+                    // The bus daemon, which woke it with the call, was preempted by it on this CPU: it can carry the
+                    // answer on only once this thread sleeps or yields, and the command's own work after the answer
+                    // (its signals built and sent) delayed the caller's reply by as long (~200 µs of a PlayPause).
+                    let reply = CallAnswer { [self] in
+                        send($0, to: call)
+                        sched_yield()
+                    }
                     if let result = DBusCurrentCall.$answer.withValue(reply, operation: { responder.commands(call) }) {
                         reply(result)
                         return DBUS_HANDLER_RESULT_HANDLED
