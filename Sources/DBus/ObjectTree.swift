@@ -62,6 +62,9 @@ final class ObjectTree: Sendable {
         _ = objects.withLock { $0.removeValue(forKey: path) }
     }
 
+    /// The handlers exported at `path`: what a call needs, without `lookup`'s walk over every path for the children.
+    private func handlers(at path: String) -> [any DBusInterfaceHandler]? { objects.withLock { $0[path] } }
+
     private func lookup(_ path: String) -> (handlers: [any DBusInterfaceHandler]?, children: [String]) {
         objects.withLock { o in
             let prefix = path == "/" ? "/" : path + "/"
@@ -75,14 +78,14 @@ final class ObjectTree: Sendable {
 
     /// Whether the handler of `call` answers it out of order (`DBusInterfaceHandler.answersOutOfOrder`).
     func answersOutOfOrder(_ call: IncomingCall) -> Bool {
-        guard let handlers = lookup(call.path).handlers else { return false }
+        guard let exported = handlers(at: call.path) else { return false }
         // A property read is the named interface's to decide.
         if call.interface == Self.properties, call.member == "Get" || call.member == "GetAll",
            case .success(let arguments) = call.arguments, let name = arguments.first?.stringValue {
-            return handlers.first { $0.interface.name == name }?.answersOutOfOrder(call.member, arguments) ?? false
+            return exported.first { $0.interface.name == name }?.answersOutOfOrder(call.member, arguments) ?? false
         }
-        let handler = call.interface.map { name in handlers.first { $0.interface.name == name } }
-            ?? handlers.first { $0.interface.method(named: call.member) != nil }
+        let handler = call.interface.map { name in exported.first { $0.interface.name == name } }
+            ?? exported.first { $0.interface.method(named: call.member) != nil }
         guard let handler else { return false }
         guard case .success(let arguments) = call.arguments else { return handler.answersOutOfOrder(call.member) }
         return handler.answersOutOfOrder(call.member, arguments)
@@ -159,7 +162,7 @@ final class ObjectTree: Sendable {
     func immediateCall(_ call: IncomingCall) -> Result<[DBusValue], DBusError>? {
         guard let iface = call.interface, case .success(let arguments) = call.arguments,
               !Self.standardInterfaces.contains(where: { $0.name == iface }),
-              let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == iface }),
+              let handler = handlers(at: call.path)?.first(where: { $0.interface.name == iface }),
               let method = handler.interface.method(named: call.member), call.signature == method.inSignature,
               let result = handler.callAtOnce(call.member, arguments, from: call.sender) else { return nil }
         return result.flatMap { Self.checked($0, of: method, in: iface) }
@@ -186,7 +189,7 @@ final class ObjectTree: Sendable {
     /// (`currentValue`), or nil: everything else, errors included, goes through `handle`.
     func immediateReply(_ call: IncomingCall, if allowed: (String) -> Bool) -> [DBusValue]? {
         guard call.interface == Self.properties, case .success(let args) = call.arguments, let ifaceName = args.first?.stringValue,
-              allowed(ifaceName), let handler = lookup(call.path).handlers?.first(where: { $0.interface.name == ifaceName }) else { return nil }
+              allowed(ifaceName), let handler = handlers(at: call.path)?.first(where: { $0.interface.name == ifaceName }) else { return nil }
         switch (call.member, call.signature) {
         case ("Get", "ss"):
             guard let name = args[1].stringValue, let property = handler.interface.property(named: name),

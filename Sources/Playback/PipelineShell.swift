@@ -144,6 +144,7 @@ final class PipelineShell: Sendable {
 
     var snapshot: PlaybackMachine.Snapshot { machine.withLock { $0.snapshot } }
     var status: PlaybackState { machine.withLock { $0.status } }
+    var itemToken: UInt64? { machine.withLock { $0.itemToken } }
     var currentItem: PlaybackItem? { machine.withLock { $0.currentItem } }
     var reportedState: PlaybackState { machine.withLock { $0.reportedState } }
 

@@ -168,6 +168,8 @@ public struct PlaybackMachine: Sendable {
         return s
     }
 
+    /// `snapshot.item`'s token, without building the snapshot.
+    public var itemToken: UInt64? { status == .stopped ? nil : item?.token }
     /// The item last started (or loaded), kept after a stop so that play starts it again.
     public var currentItem: PlaybackItem? { item }
     /// The pipeline state last reported by `.stateChanged`.

@@ -199,6 +199,8 @@ import Testing
         let snapshot = m.snapshot
         // What clients read is consistent.
         if snapshot.status == .stopped { #expect(snapshot.item == nil && snapshot.positionOverride == nil, "\(pair)") }
+        // The shortcut a command's way to its reply reads says what the snapshot says.
+        #expect(m.itemToken == snapshot.item?.token, "\(pair)")
         if snapshot.positionOverride != nil { #expect(m.state.seekUnderWay || m.state.hasLanded, "\(pair): a position override without a seek") }
         let prerolling: Bool = { if case .prerolling = m.state { true } else { false } }()
         // A load from the start reads 0 until it plays; a start at a position reads that position.

@@ -150,6 +150,13 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         }
     }
 
+    public var itemToken: UInt64? {
+        switch read({ $0.itemToken }) {
+        case .real(let real): real.itemToken
+        case .own(let own): own
+        }
+    }
+
     public var pipelineState: PlaybackState {
         switch read({ $0.reportedState }) {
         case .real(let real): real.pipelineState

@@ -9,6 +9,8 @@ public protocol PlaybackControl: AnyObject, Sendable {
     var snapshot: PlaybackMachine.Snapshot { get }
     /// The snapshot's status alone, without building the snapshot: a command reads it several times before its reply.
     var status: PlaybackState { get }
+    /// The token of the snapshot's item alone (nil when stopped), without building the snapshot.
+    var itemToken: UInt64? { get }
     /// The pipeline's own state as last reported (it lags a command until the pipeline gets there).
     var pipelineState: PlaybackState { get }
     /// The position in ns as clients should read it (a seek's target until it settles; 0 when stopped).
@@ -54,6 +56,7 @@ public protocol PlaybackControl: AnyObject, Sendable {
 }
 
 extension PlaybackControl {
+    public var itemToken: UInt64? { snapshot.item?.token }
     /// An engine with no audio path of its own (a test's) has nothing to fade.
     public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
     public func fadeNextLoad(seconds: Double) {}

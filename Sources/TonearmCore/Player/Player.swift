@@ -229,7 +229,7 @@ public actor Player {
     }
 
     /// The entry whose stream the engine plays or holds paused; nil when stopped.
-    var loaded: TrackID? { engine.snapshot.item.map { TrackID(serial: $0.token) } }
+    var loaded: TrackID? { engine.itemToken.map { TrackID(serial: $0) } }
 
     /// The engine's item (its token) the published position basis counts for: the engine may have handed over to the
     /// next one since (its report not taken in yet).
