@@ -308,6 +308,9 @@ final class PipelineShell: Sendable {
         return accepted
     }
 
+    /// Whether a Play's or a Pause's state change is held or under way: the next command would wait for it.
+    var isChangingState: Bool { heldStateChanges.withLock { !$0.isEmpty } || stateChanges.isBusy }
+
     /// Must hold `commandLock`: Play's and Pause's state changes, held or under way, are done.
     private func settle() {
         startStateChanges()

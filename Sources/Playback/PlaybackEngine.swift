@@ -147,6 +147,8 @@ public final class PlaybackEngine: Sendable {
     public var snapshot: PlaybackMachine.Snapshot { shell.snapshot }
     /// The snapshot's status, without building the snapshot.
     public var status: PlaybackState { shell.status }
+    /// Whether a Play's or a Pause's state change is still being carried out by playbin: a command now waits for it.
+    public var isChangingState: Bool { shell.isChangingState }
     /// The snapshot's item's token alone (nil when stopped).
     public var itemToken: UInt64? { shell.itemToken }
     /// Position in ns as clients should read it: a seek's target until it settles, 0 when stopped.

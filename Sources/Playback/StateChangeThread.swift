@@ -35,6 +35,13 @@ final class StateChangeThread: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Whether a job asked for has not run yet: `settle` would wait now.
+    var isBusy: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return done < asked
+    }
+
     /// Returns once every job asked for before has run (not those asked for meanwhile).
     func settle() {
         condition.lock()

@@ -144,4 +144,26 @@ import TestSupport
         let pipeline = try #require(held)
         #expect(pipeline > 200_000_000 && pipeline < 10_000_000_000, "held \(pipeline) ns, not the pipeline's position")
     }
+
+    /// A Pause's state change, held behind another job of the state-change thread, is reported as under way (the next
+    /// command would wait for it) until playbin has carried it out.
+    @Test func aStateChangeUnderWayIsReportedUntilItIsDone() async throws {
+        let dir = TemporaryDirectory("tonearm-changing")
+        let shell = try await Self.playingSine(in: dir)
+        defer { shell.shutdown() }
+        try await waitUntil("no state change under way", timeout: .seconds(30)) { !shell.isChangingState }
+        let release = DispatchSemaphore(value: 0)
+        var during: Bool?
+        shell.send(.pause(now: .now)) {
+            during = shell.isChangingState
+            // Ahead of the Pause's state change on its thread, which is handed over after this announcement.
+            StateChangeThread.shared.async { release.wait() }
+        }
+        #expect(during == true, "a held state change was not reported before it started")
+        #expect(shell.isChangingState, "a state change behind another job was not reported")
+        #expect(tn_state_target(shell.playbin) == GST_STATE_PLAYING)
+        release.signal()
+        try await waitUntil("playbin PAUSED", timeout: .seconds(30)) { tn_state_current(shell.playbin) == GST_STATE_PAUSED }
+        try await waitUntil("the state change reported done", timeout: .seconds(30)) { !shell.isChangingState }
+    }
 }

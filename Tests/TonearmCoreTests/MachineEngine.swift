@@ -9,6 +9,7 @@ final class MachineEngine: PlaybackControl, Sendable {
     private struct State {
         var machine = PlaybackMachine(prerollTimeout: .seconds(10))
         var pipelinePosition: Int64 = 0
+        var changingState = false
         var volume = 1.0
         var provider: (@Sendable (PlaybackItem) -> PlaybackItem?)?
         var commands: [String] = []
@@ -112,6 +113,9 @@ final class MachineEngine: PlaybackControl, Sendable {
 
     /// Moves the fake pipeline's clock.
     func setPipelinePosition(_ ns: Int64) { state.withLock { $0.pipelinePosition = ns } }
+    /// A Play's or a Pause's state change the fake pipeline is still carrying out, as the test says.
+    var isChangingState: Bool { state.withLock { $0.changingState } }
+    func setChangingState(_ changing: Bool) { state.withLock { $0.changingState = changing } }
 
     /// A bus message (or tick) from the fake pipeline.
     @discardableResult

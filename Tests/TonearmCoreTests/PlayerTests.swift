@@ -90,6 +90,25 @@ import Testing
         await busyAgain.end()
     }
 
+    @Test func aToggleThatWouldWaitForTheLastStateChangeGoesTheUsualWay() async throws {
+        let ids = try await queue("a.ogg")
+        await player.goTo(ids[0])
+        engine.prerollAndStart()
+        let player = self.player, engine = self.engine
+        // While playbin still carries out the last state change, the command would wait for it on the face's thread:
+        // declined every time, with nothing done, however idle the Player is meanwhile (a quarter of a second).
+        engine.setChangingState(true)
+        for _ in 0..<250 {
+            #expect(await onThread { !player.toggleAtOnce(.pause) && !player.toggleAtOnce(.playPause) })
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(player.state.snapshot.status == .playing)
+        // Once it is done: taken in place again.
+        engine.setChangingState(false)
+        #expect(await eventually(timeout: .seconds(20), interval: .milliseconds(1)) { await onThread { player.toggleAtOnce(.pause) } })
+        #expect(player.state.snapshot.status == .paused)
+    }
+
     @Test func aToggleIsAnsweredFromItsStatusBeforeItsSnapshotIsAnnounced() async throws {
         let ids = try await queue("a.ogg")
         await player.goTo(ids[0])

@@ -150,6 +150,9 @@ public final class DeferredEngine: PlaybackControl, Sendable {
         }
     }
 
+    /// Nothing changes state before the engine is attached.
+    public var isChangingState: Bool { state.withLock { $0.real }?.isChangingState ?? false }
+
     public var itemToken: UInt64? {
         switch read({ $0.itemToken }) {
         case .real(let real): real.itemToken

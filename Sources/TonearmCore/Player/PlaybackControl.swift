@@ -9,6 +9,8 @@ public protocol PlaybackControl: AnyObject, Sendable {
     var snapshot: PlaybackMachine.Snapshot { get }
     /// The snapshot's status alone, without building the snapshot: a command reads it several times before its reply.
     var status: PlaybackState { get }
+    /// Whether a Play's or a Pause's state change is still under way in the pipeline: the next command waits for it.
+    var isChangingState: Bool { get }
     /// The token of the snapshot's item alone (nil when stopped), without building the snapshot.
     var itemToken: UInt64? { get }
     /// The pipeline's own state as last reported (it lags a command until the pipeline gets there).
@@ -57,6 +59,8 @@ public protocol PlaybackControl: AnyObject, Sendable {
 
 extension PlaybackControl {
     public var itemToken: UInt64? { snapshot.item?.token }
+    /// An engine whose state changes are done when its commands return never makes the next one wait.
+    public var isChangingState: Bool { false }
     /// An engine with no audio path of its own (a test's) has nothing to fade.
     public func setCrossfade(seconds: Double, curve: FadeCurve, silenceThreshold: Double) {}
     public func fadeNextLoad(seconds: Double) {}

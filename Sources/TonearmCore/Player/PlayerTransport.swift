@@ -42,13 +42,18 @@ extension Player {
     /// Play, Pause or PlayPause carried out now on the caller's thread (`takeAtOnce`) when it only moves between
     /// playing and paused: the engine then only decides, and its state change runs on a thread of its own after the
     /// answer. False, with nothing done, when the Player is busy or the command would load a track or reset the
-    /// pipeline (from stopped, with the output lost), which GStreamer does on the calling thread: send it the usual way.
+    /// pipeline (from stopped, with the output lost), which GStreamer does on the calling thread, or when it would wait
+    /// for the last one's state change: send it the usual way.
     /// While the Player is busy (a start's work, an engine report), a Play when the published status is Playing is
     /// taken too: it changes nothing whatever that work is (`play` returns at once when playing), so it is answered
     /// as coming before it rather than after (in a start with both CPUs busy it waited 29 ms for the Player).
     public nonisolated func toggleAtOnce(_ command: Toggle) -> Bool {
         let taken = takeAtOnce { player -> Bool in
-            guard !player.outputIsLost, player.status == .playing || (player.status == .paused && player.loaded != nil) else {
+            // Nor while the last Play's or Pause's state change is still under way: the command would wait for it
+            // (`PipelineShell.settle`), and the thread answering every face with it, behind a thread that runs at a
+            // lower priority than the faces' (a double press, or a script toggling, with both CPUs busy).
+            guard !player.outputIsLost, !player.engine.isChangingState,
+                  player.status == .playing || (player.status == .paused && player.loaded != nil) else {
                 return false
             }
             switch command {
