@@ -58,6 +58,7 @@ public protocol PlaybackControl: AnyObject, Sendable {
 }
 
 extension PlaybackControl {
+    /// From the snapshot, for an engine without a cheaper way (a test's).
     public var itemToken: UInt64? { snapshot.item?.token }
     /// An engine whose state changes are done when its commands return never makes the next one wait.
     public var isChangingState: Bool { false }
