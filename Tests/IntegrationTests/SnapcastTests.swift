@@ -34,12 +34,20 @@ import Testing
         }
     }
 
-    /// Waits until a client has played something and then nothing for a second (the stream went idle).
-    static func waitForIdle(_ file: URL, after frames: Int) async throws {
+    /// Waits until a client has played something and then nothing for a second (the stream went idle); with `frames`,
+    /// until it has also played about that many frames of sound, or heard nothing for 5 s: on a loaded machine
+    /// snapserver, late to read its source, may keep a client silent for a second mid-stream, and stopping then would
+    /// cut what it still had to play.
+    static func waitForIdle(_ file: URL, expecting frames: Int = 0) async throws {
         let idle = await eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
             let s = Snapcast.samples(file)
-            guard let last = s.lastIndex(where: { $0 != 0 }), last / 2 > frames else { return false }
-            return s.count / 2 - last / 2 > 48000
+            guard let last = s.lastIndex(where: { $0 != 0 }) else { return false }
+            let quiet = s.count / 2 - last / 2
+            guard quiet > 48000 else { return false }
+            if quiet > 5 * 48000 { return true }
+            var sounding = 0
+            for frame in stride(from: 0, to: s.count - 1, by: 2) where s[frame] != 0 || s[frame + 1] != 0 { sounding += 1 }
+            return sounding >= frames - 9600
         }
         #expect(idle, "\(file.lastPathComponent) never went idle after the tracks")
     }
@@ -69,6 +77,10 @@ import Testing
         #expect(earlySkip?.startCut == 0 && earlySkip?.corrections.map(\.shift) == [10], "\(String(describing: earlySkip))")
         let restarted = ReceivedAudio(quiet + sent[..<40] + quiet + sent[40...] + quiet, expected: sent)
         #expect(restarted?.corrections.map(\.silence) == [1000], "\(String(describing: restarted))")
+        // A client that drifted 200 ms and re-aligned at once (snapclient's hard sync) is followed across the jump.
+        let jumped = ReceivedAudio(quiet + sent[..<40000] + quiet + sent[59200...] + quiet, expected: sent)
+        #expect(jumped?.corrections.map(\.shift) == [9600] && jumped?.firstDifference == nil && jumped?.tailCut == 0,
+                "\(String(describing: jumped))")
         let late = ReceivedAudio(quiet + sent[70000...] + quiet, expected: sent)
         #expect(late?.startCut == 35000 && late?.firstDifference == nil, "\(String(describing: late))")
     }
@@ -98,8 +110,8 @@ import Testing
         let check = try await Self.doctor(d, "output snap")
         #expect(check["verdict"] as? String == "ok", "\(check)")
         try await d.waitForTheEnd("three tracks played into snapserver, then Stopped", after: changes)
-        try await Self.waitForIdle(c1, after: 0)
-        try await Self.waitForIdle(c2, after: 0)
+        try await Self.waitForIdle(c1, expecting: joined.count / 2)
+        try await Self.waitForIdle(c2, expecting: joined.count / 2)
         snap.stop()
         _ = await d.terminate()
 
@@ -118,7 +130,6 @@ import Testing
             print("\(source) client \(name): \(r)\(snapcastsOwn.isEmpty ? "" : "; Snapcast's own re-alignments: \(snapcastsOwn)")")
             #expect(r.firstDifference == nil, "\(name): the samples differ from the tracks': \(r)")
             #expect(r.startCut < 4800 && r.tailCut < 4800, "\(name): more than 100 ms missing at the start or end: \(r)")
-            #expect(r.matching > frames - 9600, "\(name): \(r)")
             #expect(r.extra == 0, "\(name): \(r)")
             // snapclient's own sync may skip or repeat a few frames when its player wakes late on a loaded machine;
             // anything larger is a gap, unless Snapcast logged it as its own re-alignment: snapserver late to read
@@ -133,6 +144,9 @@ import Testing
             let large = others.filter { abs($0.shift) > 480 || $0.silence > 480 }
             #expect(others.count <= 20 && large.count <= snapcastsOwn.count,
                     "\(name): \(r); Snapcast's own re-alignments: \(snapcastsOwn)")
+            // What Snapcast's logged re-alignments skipped is not counted as lost; anything else missing is.
+            let skippedBySnapcast = large.count <= snapcastsOwn.count ? large.reduce(0) { $0 + max(0, $1.shift) } : 0
+            #expect(r.matching > frames - 9600 - skippedBySnapcast, "\(name): \(r)")
             if large.count > snapcastsOwn.count {
                 print("\(source) client \(name), unexplained gap: tonearmd's log\n\(d.log.suffix(6000))\nsnapserver's log\n\(snap.serverLog.suffix(3000))\nsnapclient \(name)'s log\n\(snap.clientLog(name).suffix(3000))")
             }
@@ -239,7 +253,7 @@ import Testing
             }
         }
         // Back on the speakers: the room goes quiet while the track plays on.
-        try await Self.waitForIdle(client, after: 0)
+        try await Self.waitForIdle(client)
         #expect(try await d.status() == "Playing")
         _ = await d.terminate()
     }
