@@ -316,10 +316,9 @@ public struct ReceivedAudio: CustomStringConvertible, Sendable {
             var silent = r
             while silent < received.count, received[silent] == 0 { silent += 1 }
             silent -= silent % channels
-            // Near first (snapclient's own small corrections), then up to a second away: a client whose player drifted
-            // far re-aligns at once by as much as it drifted (logged as a hard sync), and the audio goes on from there.
-            guard let resumed = places.find(received, at: silent, around: e, within: 4800)
-                ?? places.find(received, at: silent, around: e, within: 48000) else {
+            // Up to a second away (the nearest place wins, so snapclient's own small corrections are found as before):
+            // a client whose player drifted far re-aligns at once by as much as it drifted (logged as a hard sync).
+            guard let resumed = places.find(received, at: silent, around: e, within: 48000) else {
                 firstDifference = e / channels
                 break
             }
